@@ -1,0 +1,69 @@
+//! `pipeline eval`: extract every page of manifests and print score.py's tables.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use article_pipeline::dataset;
+use article_pipeline::eval;
+use article_pipeline::extract::Extractor;
+
+use super::{ExtractorArgs, Outcome};
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Dataset manifest(s) (JSON Lines: id, dataset, split, html, gold...).
+    #[arg(long, required = true)]
+    manifest: Vec<PathBuf>,
+    /// Only pages of this split (default: all).
+    #[arg(long)]
+    split: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Also write each prediction to DIR/<id>.txt (for ../shared/peers/score.py).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+    /// Also write per-page metrics as JSON Lines.
+    #[arg(long)]
+    per_page: Option<PathBuf>,
+    #[command(flatten)]
+    extractor: ExtractorArgs,
+}
+
+pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
+    let (scorer, options) = args.extractor.build()?;
+    let extractor = Extractor::new(scorer.as_ref(), options);
+    let entries = dataset::read_manifests(&args.manifest, args.split.as_deref())?;
+    anyhow::ensure!(!entries.is_empty(), "no pages selected from {:?} (split {:?})", args.manifest, args.split);
+    let (mut report, pages) = eval::evaluate(&extractor, &entries, args.extractor.threads)?;
+    report.split = args.split.clone();
+    if let Some(dir) = &args.out_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+        for p in &pages {
+            let path = eval::prediction_path(dir, &p.id);
+            std::fs::write(&path, &p.text).with_context(|| format!("cannot write `{}`", path.display()))?;
+        }
+    }
+    if let Some(path) = &args.per_page {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("cannot create `{}`", path.display()))?);
+        for p in &pages {
+            writeln!(f, "{}", serde_json::to_string(p)?)?;
+        }
+        f.flush()?;
+    }
+    for p in &pages {
+        if let Some((_, msg)) = &p.error {
+            eprintln!("error: {}: {msg}", p.id);
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        write!(out, "{}", eval::format_table(&report))?;
+    }
+    Ok(if report.failures.is_empty() { Outcome::Ok } else { Outcome::SomeFailed })
+}

@@ -1,0 +1,82 @@
+//! Command-line parsing and printing for `pipeline`. Each subcommand is one file with its
+//! clap arguments and an `exec` that builds the library's options and calls one library
+//! function; no extraction logic lives here.
+
+mod eval;
+mod extract;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use article_pipeline::extract::ExtractOptions;
+use article_pipeline::scoring::{self, Scorer};
+
+/// Article text from web pages, by maximum subsequence segmentation.
+#[derive(Debug, Parser)]
+#[command(name = "pipeline", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Extract the article text of pages (files, `-` for stdin, or a dataset manifest).
+    Extract(extract::ExtractArgs),
+    /// Extract every page of dataset manifests and score it against the gold text.
+    Eval(eval::EvalArgs),
+}
+
+/// How pages are extracted: shared by every subcommand that extracts.
+#[derive(Debug, Args, Clone)]
+pub struct ExtractorArgs {
+    /// Token scorer.
+    #[arg(long, default_value = "simple", value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
+    pub scorer: String,
+    /// Cut the extracted span at its first <hr> (the paper's HR constraint).
+    #[arg(long)]
+    pub hr: bool,
+    /// Apply the paper's cleaning rules (drop iframe/table contents and divs holding links or embeds).
+    #[arg(long)]
+    pub clean: bool,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+impl ExtractorArgs {
+    pub fn build(&self) -> anyhow::Result<(Box<dyn Scorer>, ExtractOptions)> {
+        let scorer = scoring::build(&self.scorer)?;
+        let options = ExtractOptions { hr_constraint: self.hr, clean: self.clean, ..ExtractOptions::default() };
+        Ok((scorer, options))
+    }
+}
+
+/// Outcome of a command that ran: did some inputs fail?
+pub enum Outcome {
+    Ok,
+    SomeFailed,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Extract(a) => extract::exec(a),
+        Command::Eval(a) => eval::exec(a),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::SomeFailed) => ExitCode::from(1),
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}

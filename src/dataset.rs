@@ -1,0 +1,117 @@
+//! Dataset manifests: one JSON object per line describing a page and its gold text
+//! (`{"id","dataset","split","html","url","site","year","lang","gold":{...},"license"}`).
+//!
+//! This module only reads manifests and resolves page paths; extraction, scoring and
+//! training live in `extract`, `eval` and `training`.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Errors reading a manifest; each names the file and, where it helps, the line.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("cannot read manifest `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: invalid manifest line: {source}")]
+    Json {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// The gold annotation of a page.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Gold {
+    /// Gold main text as the source gives it.
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Snippets a correct extraction must contain.
+    #[serde(default)]
+    pub with: Option<Vec<String>>,
+    /// Snippets a correct extraction must not contain.
+    #[serde(default)]
+    pub without: Option<Vec<String>>,
+}
+
+/// One manifest line. Unknown keys are ignored: manifests are data, not configuration.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ManifestEntry {
+    pub id: String,
+    #[serde(default)]
+    pub dataset: Option<String>,
+    #[serde(default)]
+    pub split: Option<String>,
+    /// Page path, relative to the manifest's folder or absolute.
+    pub html: String,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub site: Option<String>,
+    #[serde(default)]
+    pub year: Option<i64>,
+    #[serde(default)]
+    pub lang: Option<String>,
+    #[serde(default)]
+    pub gold: Gold,
+    /// The page path resolved against the manifest's folder (filled in by [`read_manifest`]).
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+impl ManifestEntry {
+    /// Dataset name, `?` when the manifest does not say.
+    pub fn dataset_name(&self) -> &str {
+        self.dataset.as_deref().unwrap_or("?")
+    }
+}
+
+/// Reads every entry of `path`, keeping only `split` when given.
+pub fn read_manifest(path: &Path, split: Option<&str>) -> Result<Vec<ManifestEntry>, ManifestError> {
+    let io_err = |source| ManifestError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::open(path).map_err(io_err)?;
+    let base = path
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(io_err)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut entry: ManifestEntry = serde_json::from_str(&line).map_err(|source| ManifestError::Json {
+            path: path.to_path_buf(),
+            line: i + 1,
+            source,
+        })?;
+        if let Some(want) = split
+            && entry.split.as_deref() != Some(want)
+        {
+            continue;
+        }
+        let html = Path::new(&entry.html);
+        entry.path = if html.is_absolute() { html.to_path_buf() } else { base.join(html) };
+        out.push(entry);
+    }
+    Ok(out)
+}
+
+/// Reads several manifests in order.
+pub fn read_manifests(paths: &[PathBuf], split: Option<&str>) -> Result<Vec<ManifestEntry>, ManifestError> {
+    let mut all = Vec::new();
+    for p in paths {
+        all.extend(read_manifest(p, split)?);
+    }
+    Ok(all)
+}

@@ -1,0 +1,174 @@
+//! Evaluation: extract every page of dataset manifests and score the text against the gold
+//! with the metrics of `../shared/peers/score.py` ([`metrics`]), per dataset and pooled, with
+//! throughput and failures by reason.
+//!
+//! A page that cannot be read or extracted counts as an empty prediction, exactly as a missing
+//! prediction file does in score.py, and is also listed under its failure reason.
+
+pub mod metrics;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::dataset::ManifestEntry;
+use crate::extract::Extractor;
+use metrics::{Aggregate, PageMetrics};
+
+/// The outcome of one page.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageResult {
+    pub id: String,
+    pub dataset: String,
+    #[serde(flatten)]
+    pub metrics: PageMetrics,
+    /// Failure reason and message, when the page could not be extracted.
+    pub error: Option<(String, String)>,
+    pub html_bytes: usize,
+    /// Extraction time (reading the file excluded).
+    #[serde(skip)]
+    pub elapsed: Duration,
+    /// The extracted text (not serialised; written to `--out-dir` by the CLI).
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// Throughput of the extraction itself.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Throughput {
+    pub pages: usize,
+    pub html_bytes: usize,
+    pub threads: usize,
+    /// Wall-clock time of the whole run, reading files included.
+    pub wall_seconds: f64,
+    /// Sum over pages of extraction time.
+    pub extract_seconds: f64,
+    /// MB (10^6 bytes) of HTML per second of extraction time: the single-thread speed.
+    pub mb_per_s_per_thread: f64,
+    pub pages_per_s_per_thread: f64,
+    /// MB of HTML per wall-clock second with all threads.
+    pub mb_per_s_wall: f64,
+}
+
+/// Every table of an evaluation run.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub scorer: String,
+    pub split: Option<String>,
+    pub datasets: BTreeMap<String, Aggregate>,
+    pub overall: Aggregate,
+    pub throughput: Throughput,
+    /// Failed pages by reason.
+    pub failures: BTreeMap<String, usize>,
+}
+
+/// Extracts and scores every entry with `threads` workers (0 = one per core).
+pub fn evaluate(extractor: &Extractor<'_>, entries: &[ManifestEntry], threads: usize) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let wall = Instant::now();
+    let pages: Vec<PageResult> = pool.install(|| entries.par_iter().map(|e| evaluate_page(extractor, e)).collect());
+    let wall = wall.elapsed();
+    Ok((report(extractor.scorer().model_id(), None, &pages, pool.current_num_threads(), wall), pages))
+}
+
+fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry) -> PageResult {
+    let dataset = entry.dataset_name().to_string();
+    let (text, error, html_bytes, elapsed) = match std::fs::read(&entry.path) {
+        Err(e) => (String::new(), Some(("unreadable".to_string(), format!("{}: {e}", entry.path.display()))), 0, Duration::ZERO),
+        Ok(bytes) => {
+            let t = Instant::now();
+            let r = extractor.extract(&bytes, None);
+            let elapsed = t.elapsed();
+            match r {
+                Ok(x) => (x.text, None, bytes.len(), elapsed),
+                Err(e) => (String::new(), Some((e.reason().to_string(), format!("{}: {e}", entry.path.display()))), bytes.len(), elapsed),
+            }
+        }
+    };
+    let metrics = metrics::score_page(&entry.gold, &text);
+    PageResult { id: entry.id.clone(), dataset, metrics, error, html_bytes, elapsed, text }
+}
+
+/// Aggregates page results into the report tables.
+pub fn report(scorer: String, split: Option<String>, pages: &[PageResult], threads: usize, wall: Duration) -> EvalReport {
+    let mut by_ds: BTreeMap<String, Vec<&PageMetrics>> = BTreeMap::new();
+    for p in pages {
+        by_ds.entry(p.dataset.clone()).or_default().push(&p.metrics);
+    }
+    let datasets = by_ds.into_iter().map(|(k, v)| (k, metrics::aggregate(v))).collect();
+    let overall = metrics::aggregate(pages.iter().map(|p| &p.metrics));
+    let mut failures = BTreeMap::new();
+    for p in pages {
+        if let Some((reason, _)) = &p.error {
+            *failures.entry(reason.clone()).or_insert(0) += 1;
+        }
+    }
+    let html_bytes: usize = pages.iter().map(|p| p.html_bytes).sum();
+    let extract_seconds: f64 = pages.iter().map(|p| p.elapsed.as_secs_f64()).sum();
+    let wall_seconds = wall.as_secs_f64();
+    let per = |x: f64, t: f64| if t > 0.0 { x / t } else { 0.0 };
+    let throughput = Throughput {
+        pages: pages.len(),
+        html_bytes,
+        threads,
+        wall_seconds,
+        extract_seconds,
+        mb_per_s_per_thread: per(html_bytes as f64 / 1e6, extract_seconds),
+        pages_per_s_per_thread: per(pages.len() as f64, extract_seconds),
+        mb_per_s_wall: per(html_bytes as f64 / 1e6, wall_seconds),
+    };
+    EvalReport { scorer, split, datasets, overall, throughput, failures }
+}
+
+/// The report as a fixed-width table (the layout of score.py's, plus throughput).
+pub fn format_table(r: &EvalReport) -> String {
+    use std::fmt::Write;
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.3}"));
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{:.1}", 100.0 * x));
+    let mut s = String::new();
+    let _ = writeln!(s, "scorer: {}   split: {}", r.scorer, r.split.as_deref().unwrap_or("all"));
+    let _ = writeln!(s, "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}", "dataset", "pages", "empty", "shP", "shR", "shF1", "acc", "bowF1", "CE", "with%", "w/o%");
+    for (name, m) in r.datasets.iter().chain(std::iter::once((&"OVERALL".to_string(), &r.overall))) {
+        let _ = writeln!(
+            s,
+            "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            name,
+            m.pages,
+            m.empty,
+            f(m.shingle_p),
+            f(m.shingle_r),
+            f(m.shingle_f1),
+            f(m.shingle_acc),
+            f(m.bow_f1),
+            f(m.cleaneval),
+            pct(m.with),
+            pct(m.without)
+        );
+    }
+    let t = &r.throughput;
+    let _ = writeln!(
+        s,
+        "throughput: {} pages, {:.1} MB HTML, {:.1} MB/s and {:.0} pages/s per thread, {:.1} MB/s wall on {} threads",
+        t.pages,
+        t.html_bytes as f64 / 1e6,
+        t.mb_per_s_per_thread,
+        t.pages_per_s_per_thread,
+        t.mb_per_s_wall,
+        t.threads
+    );
+    if r.failures.is_empty() {
+        let _ = writeln!(s, "failed pages: none");
+    } else {
+        let list: Vec<String> = r.failures.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(s, "failed pages: {}", list.join(", "));
+    }
+    s
+}
+
+/// Where predictions go when asked (`--out-dir`): `DIR/<id>.txt`.
+pub fn prediction_path(dir: &std::path::Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.txt"))
+}

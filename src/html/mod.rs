@@ -1,0 +1,11 @@
+//! HTML input: encodings, the tag vocabulary, character references and the streaming
+//! tokenizer that turns page bytes into tags, words and symbols. Nothing here scores or
+//! extracts; see [`crate::scoring`] and [`crate::extract`].
+
+pub mod encoding;
+pub mod entities;
+pub mod normalize;
+pub mod tags;
+pub mod tokenizer;
+
+pub use tokenizer::{Space, Token, TokenKind, TokenSink, Tokenizer, TokenizerOptions, TokenizeError, tokenize};

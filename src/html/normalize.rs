@@ -1,0 +1,135 @@
+//! Normalised token forms for features (Pasternack & Roth 2009, §5.2): words lower-cased and
+//! Porter-stemmed, every number `1`, tags by vocabulary id (custom tags are `<UNKNOWN>`).
+//!
+//! Features only need a stable 64-bit key of the normalised form, so that is what this module
+//! hands out: xxh3 with a fixed seed, so model files are portable between machines. Stemming
+//! allocates inside rust-stemmers, so stems are memoised by the hash of the lower-cased word;
+//! the memo is bounded and simply cleared when full.
+
+use std::collections::HashMap;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use super::entities;
+use super::tags;
+use super::tokenizer::{Token, TokenKind};
+
+/// Seed of every feature hash; changing it invalidates model files.
+pub const HASH_SEED: u64 = 0x5061_7374_6572_6e61; // "Pasterna"
+
+/// Entries kept in the stem memo before it is cleared (bounded memory on any input).
+const MEMO_LIMIT: usize = 1 << 20;
+
+/// Turns tokens into normalised keys. One per thread; reuse it across pages.
+pub struct Normalizer {
+    stemmer: Stemmer,
+    lower: String,
+    decoded: String,
+    memo: HashMap<u64, u64>,
+}
+
+impl Default for Normalizer {
+    fn default() -> Self {
+        Normalizer { stemmer: Stemmer::create(Algorithm::English), lower: String::new(), decoded: String::new(), memo: HashMap::new() }
+    }
+}
+
+/// Key of the normalised number `1`.
+pub fn number_key() -> u64 {
+    xxh3_64_with_seed(b"1", HASH_SEED)
+}
+
+/// Key of a start (`<div>`) or end (`</div>`) tag by vocabulary id.
+pub fn tag_key(kind: TokenKind, tag: tags::TagId) -> u64 {
+    // Tags and words share one key space; a word can never hash from these bytes because words
+    // never contain '<'.
+    let mut b = [0u8; 3];
+    b[0] = b'<';
+    b[1] = if kind == TokenKind::EndTag { b'/' } else { b'+' };
+    b[2] = tag;
+    xxh3_64_with_seed(&b, HASH_SEED)
+}
+
+impl Normalizer {
+    /// The normalised key of `token` in `page`.
+    pub fn key(&mut self, page: &str, token: &Token) -> u64 {
+        match token.kind {
+            TokenKind::StartTag | TokenKind::EndTag => tag_key(token.kind, token.tag),
+            _ if token.numeric => number_key(),
+            TokenKind::Symbol => {
+                let raw = token.raw(page);
+                if token.has_entity {
+                    self.decoded.clear();
+                    entities::decode_into(raw, &mut self.decoded);
+                    xxh3_64_with_seed(self.decoded.as_bytes(), HASH_SEED)
+                } else {
+                    xxh3_64_with_seed(raw.as_bytes(), HASH_SEED)
+                }
+            }
+            TokenKind::Word => self.word_key(token.raw(page), token.has_entity),
+        }
+    }
+
+    /// Lower-cases and stems one word, returning the key of the stem.
+    pub fn word_key(&mut self, raw: &str, has_entity: bool) -> u64 {
+        self.lower.clear();
+        let src = if has_entity {
+            self.decoded.clear();
+            entities::decode_into(raw, &mut self.decoded);
+            self.decoded.as_str()
+        } else {
+            raw
+        };
+        if src.is_ascii() {
+            self.lower.push_str(src);
+            self.lower.make_ascii_lowercase();
+        } else {
+            self.lower.extend(src.chars().flat_map(char::to_lowercase));
+        }
+        let lower_key = xxh3_64_with_seed(self.lower.as_bytes(), HASH_SEED ^ 1);
+        if let Some(&k) = self.memo.get(&lower_key) {
+            return k;
+        }
+        let stem = self.stemmer.stem(&self.lower);
+        let k = xxh3_64_with_seed(stem.as_bytes(), HASH_SEED);
+        if self.memo.len() >= MEMO_LIMIT {
+            self.memo.clear();
+        }
+        self.memo.insert(lower_key, k);
+        k
+    }
+
+    /// The normalised form as text (for diagnostics and tests; allocates).
+    pub fn normalized_text(&mut self, page: &str, token: &Token) -> String {
+        match token.kind {
+            TokenKind::StartTag => format!("<{}>", tags::tag_name(token.tag)),
+            TokenKind::EndTag => format!("</{}>", tags::tag_name(token.tag)),
+            _ if token.numeric => "1".to_string(),
+            _ => {
+                let mut d = String::new();
+                entities::decode_into(token.raw(page), &mut d);
+                if token.kind == TokenKind::Word { self.stemmer.stem(&d.to_lowercase()).into_owned() } else { d }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::{TokenizerOptions, tokenize};
+
+    #[test]
+    fn words_are_lowercased_stemmed_and_numbers_are_one() {
+        let s = tokenize(b"<p>Running RUNS 2009 1,000.5 caf&eacute;</p><newselement>", TokenizerOptions::default()).unwrap();
+        let mut n = Normalizer::default();
+        let forms: Vec<String> = s.sink.iter().map(|t| n.normalized_text(&s.page, t)).collect();
+        assert_eq!(forms, ["<p>", "run", "run", "1", "1", "café", "</p>", "<<unknown>>"]);
+        let keys: Vec<u64> = s.sink.iter().map(|t| n.key(&s.page, t)).collect();
+        assert_eq!(keys[1], keys[2]);
+        assert_eq!(keys[3], number_key());
+        assert_eq!(keys[3], keys[4]);
+        assert_ne!(keys[0], keys[6]);
+    }
+}

@@ -1,0 +1,586 @@
+//! The streaming tokenizer: page bytes in, a flat sequence of start tags, end tags, words and
+//! symbols out, each with its byte span in the decoded page (Pasternack & Roth 2009, §5.2).
+//!
+//! lol_html (non-strict mode) does the HTML5 tokenising. It reports start tags, text chunks and
+//! comments with their source locations, but never reports end tags of elements its own stack
+//! does not know and applies no implied-end-tag rules, while the paper's tokenizer sees every
+//! tag as written. So we keep the decoded page in a buffer and recover end tags ourselves from
+//! the *gaps* between the locations lol_html reports: whatever lies between two reported
+//! tokens is end tags, a doctype or nothing. Text chunks are buffered to the end of each text
+//! node (by location, without copying) and split into words and symbols there, decoding
+//! character references one at a time so spans keep pointing at the source.
+//!
+//! Contents of script/style/noscript/template and comments are dropped. Normalisation for
+//! features (stemming, numbers, unknown tags) is [`super::normalize`]'s job, not this one's:
+//! a scorer that needs no normalised forms pays nothing for them.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use lol_html::html_content::{Comment, Element, TextChunk, TextType};
+use lol_html::{HtmlRewriter, MemorySettings, OutputSink, Settings, doc_comments, doc_text, element};
+
+use super::encoding::{DecoderOptions, EncodingSource, StreamDecoder};
+use super::entities::{self, Decoded};
+use super::tags::{self, TagId};
+
+/// The four token kinds of the paper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum TokenKind {
+    StartTag = 0,
+    EndTag = 1,
+    Word = 2,
+    Symbol = 3,
+}
+
+impl TokenKind {
+    /// Tags (start or end) as opposed to text tokens.
+    pub fn is_tag(self) -> bool {
+        matches!(self, TokenKind::StartTag | TokenKind::EndTag)
+    }
+}
+
+/// Whitespace seen before a token, for laying out output text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Space {
+    #[default]
+    None = 0,
+    Space = 1,
+    /// A line break inside `<pre>`, where lines are kept.
+    Newline = 2,
+}
+
+/// One token. `start..end` is its byte span in the decoded (UTF-8) page; for a tag it covers the
+/// whole tag, for a word its raw text, which may contain character references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    pub kind: TokenKind,
+    /// The tag's id for tags ([`tags::UNKNOWN`] for custom elements); 0 for text tokens.
+    pub tag: TagId,
+    pub space: Space,
+    /// The raw text contains a character reference (decode it for output or features).
+    pub has_entity: bool,
+    /// A number-like word (digits, possibly with `.`/`,` inside).
+    pub numeric: bool,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Token {
+    /// The token's raw text in the decoded page.
+    pub fn raw<'a>(&self, page: &'a str) -> &'a str {
+        &page[self.start as usize..self.end as usize]
+    }
+}
+
+/// Receives tokens in document order. `page` is the decoded page so far; token spans index it.
+pub trait TokenSink {
+    fn token(&mut self, page: &str, token: &Token);
+}
+
+
+/// Limits and inputs of one tokenizer, with their defaults.
+#[derive(Debug, Clone)]
+pub struct TokenizerOptions {
+    /// Charset from an HTTP `Content-Type`, if any (default none).
+    pub http_charset: Option<String>,
+    /// Bytes buffered before the encoding is chosen (default 16 KiB).
+    pub sniff_bytes: usize,
+    /// lol_html's own buffers (a tag split across writes is buffered): default 16 MiB.
+    pub max_parser_memory: usize,
+}
+
+impl Default for TokenizerOptions {
+    fn default() -> Self {
+        TokenizerOptions { http_charset: None, sniff_bytes: 16 * 1024, max_parser_memory: 16 << 20 }
+    }
+}
+
+/// Tokenizer failures. The page is then unusable; callers name the page.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenizeError {
+    #[error("html parser failed at byte {offset}: {message}")]
+    Parser { offset: usize, message: String },
+    #[error("page larger than 4 GiB")]
+    TooLarge,
+}
+
+struct NullSink;
+
+impl OutputSink for NullSink {
+    fn handle_chunk(&mut self, _: &[u8]) {}
+}
+
+/// Tokenizer state shared with lol_html's handlers.
+struct State<S> {
+    sink: S,
+    /// The decoded page so far.
+    page: String,
+    /// End of the last region accounted for (reported token or scanned gap).
+    pos: usize,
+    /// Start of the text node being accumulated.
+    text_start: Option<usize>,
+    text_skip: bool,
+    /// Inside script/style/noscript/template: drop everything until the matching end tag.
+    skip_depth: u32,
+    pre_depth: u32,
+    in_title: bool,
+    title: Option<(usize, usize)>,
+    /// Whitespace seen since the last text token.
+    pending_space: Space,
+    tokens: u64,
+}
+
+impl<S: TokenSink> State<S> {
+    fn emit(&mut self, kind: TokenKind, tag: TagId, start: usize, end: usize, has_entity: bool, numeric: bool) {
+        // Tags do not consume pending whitespace: in "foo <b>bar" the space belongs before "bar".
+        let space = if kind.is_tag() { self.pending_space } else { std::mem::take(&mut self.pending_space) };
+        let tok = Token { kind, tag, space, has_entity, numeric, start: start as u32, end: end as u32 };
+        self.tokens += 1;
+        self.sink.token(&self.page, &tok);
+    }
+
+    /// Scans `[pos, upto)` for end tags lol_html did not report, then moves `pos` to `upto`.
+    fn gap(&mut self, upto: usize) {
+        let upto = upto.min(self.page.len());
+        let mut i = self.pos;
+        while i < upto {
+            let bytes = &self.page.as_bytes()[..upto];
+            let Some(off) = memchr::memchr(b'<', &bytes[i..]) else { break };
+            let lt = i + off;
+            if bytes.get(lt + 1) == Some(&b'/') && bytes.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) {
+                let name_start = lt + 2;
+                let mut name_end = name_start;
+                while name_end < upto && !matches!(bytes[name_end], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>') {
+                    name_end += 1;
+                }
+                let close = memchr::memchr(b'>', &bytes[name_end..]).map_or(upto, |o| name_end + o + 1);
+                let id = tags::tag_id(&bytes[name_start..name_end]);
+                self.end_tag(id, lt, close);
+                i = close;
+            } else {
+                i = lt + 1;
+            }
+        }
+        if upto > self.pos {
+            self.pos = upto;
+        }
+    }
+
+    fn end_tag(&mut self, id: TagId, start: usize, end: usize) {
+        if tags::is_skipped(id) && self.skip_depth > 0 {
+            self.skip_depth -= 1;
+        } else if self.skip_depth > 0 {
+            return;
+        }
+        if id == tags::PRE {
+            self.pre_depth = self.pre_depth.saturating_sub(1);
+        }
+        if id == tags::TITLE {
+            self.in_title = false;
+        }
+        self.emit(TokenKind::EndTag, id, start, end, false, false);
+    }
+
+    fn start_tag(&mut self, start: usize, end: usize, self_closing: bool) {
+        self.gap(start);
+        self.pos = self.pos.max(end);
+        let bytes = self.page.as_bytes();
+        let name_start = (start + 1).min(end);
+        let mut name_end = name_start;
+        while name_end < end && !matches!(bytes[name_end], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>') {
+            name_end += 1;
+        }
+        let id = tags::tag_id(&bytes[name_start..name_end]);
+        if self.skip_depth > 0 {
+            return;
+        }
+        self.emit(TokenKind::StartTag, id, start, end, false, false);
+        if tags::is_void(id) || self_closing && !tags::is_skipped(id) {
+            return;
+        }
+        if tags::is_skipped(id) {
+            self.skip_depth += 1;
+        } else if id == tags::PRE {
+            self.pre_depth += 1;
+        } else if id == tags::TITLE {
+            self.in_title = true;
+        }
+    }
+
+    fn text_chunk(&mut self, start: usize, end: usize, last: bool, kind: TextType) {
+        if self.text_start.is_none() {
+            self.gap(start);
+            self.text_start = Some(start);
+            self.text_skip = matches!(kind, TextType::ScriptData | TextType::RawText) || self.skip_depth > 0;
+        }
+        self.pos = self.pos.max(end);
+        if last {
+            let node_start = self.text_start.take().unwrap_or(start);
+            if !self.text_skip {
+                if self.in_title && self.title.is_none() {
+                    self.title = Some((node_start, self.pos));
+                }
+                self.words(node_start, self.pos);
+            }
+        }
+    }
+
+    /// Splits one text node into words and symbols.
+    fn words(&mut self, start: usize, end: usize) {
+        let mut i = start;
+        // Current word: start byte, whether it holds a reference, whether it is numeric so far.
+        let mut word: Option<(usize, bool, bool)> = None;
+        while i < end {
+            let b = self.page.as_bytes()[i];
+            // Classify the next character (or reference) and its byte length.
+            let (class, len, entity) = if b < 0x80 {
+                if b == b'&' {
+                    match entities::decode_at(&self.page.as_bytes()[i..end]) {
+                        Some((Decoded::Char(c), len)) => (classify(c), len, true),
+                        Some((Decoded::Str(s), len)) => (s.chars().next().map_or(Class::Symbol, classify), len, true),
+                        None => (Class::Symbol, 1, false),
+                    }
+                } else if b.is_ascii_alphabetic() {
+                    (Class::Alpha, 1, false)
+                } else if b.is_ascii_digit() {
+                    (Class::Digit, 1, false)
+                } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c') {
+                    (if b == b'\n' { Class::Newline } else { Class::Space }, 1, false)
+                } else {
+                    (Class::Symbol, 1, false)
+                }
+            } else {
+                let c = self.page[i..].chars().next().unwrap_or('\u{FFFD}');
+                (classify(c), c.len_utf8(), false)
+            };
+            match class {
+                Class::Alpha | Class::Digit => {
+                    match &mut word {
+                        Some((_, e, num)) => {
+                            *e |= entity;
+                            *num &= class == Class::Digit;
+                        }
+                        None => word = Some((i, entity, class == Class::Digit)),
+                    }
+                    i += len;
+                    continue;
+                }
+                Class::Symbol if word.is_some() && !entity => {
+                    // Keep "don't", "3.5" and "1,000" whole: an apostrophe between letters or a
+                    // point/comma between digits joins the word when a word character follows.
+                    let (_, _, num) = word.unwrap_or_default();
+                    let joiner = matches!(b, b'\'') || (num && matches!(b, b'.' | b',')) || self.page[i..].starts_with('\u{2019}');
+                    if joiner {
+                        let jl = if b == b'\'' || b == b'.' || b == b',' { 1 } else { 3 };
+                        let next = self.page.as_bytes().get(i + jl).copied();
+                        let ok = match next {
+                            Some(n) if i + jl < end => {
+                                if num { n.is_ascii_digit() } else { n.is_ascii_alphabetic() || n >= 0x80 && self.page[i + jl..].chars().next().is_some_and(char::is_alphabetic) }
+                            }
+                            _ => false,
+                        };
+                        if ok {
+                            i += jl;
+                            continue;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if let Some((ws, e, num)) = word.take() {
+                self.emit(TokenKind::Word, 0, ws, i, e, num);
+            }
+            match class {
+                Class::Space => {
+                    if self.pending_space == Space::None {
+                        self.pending_space = Space::Space;
+                    }
+                }
+                Class::Newline => {
+                    self.pending_space = if self.pre_depth > 0 { Space::Newline } else if self.pending_space == Space::Newline { Space::Newline } else { Space::Space };
+                }
+                Class::Ideograph => self.emit(TokenKind::Word, 0, i, i + len, entity, false),
+                _ => self.emit(TokenKind::Symbol, 0, i, i + len, entity, false),
+            }
+            i += len;
+        }
+        if let Some((ws, e, num)) = word {
+            self.emit(TokenKind::Word, 0, ws, end, e, num);
+        }
+        // A text node's trailing whitespace separates it from what follows inline.
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Alpha,
+    Digit,
+    /// Han, kana: written without spaces, so each character is a word of its own.
+    Ideograph,
+    Space,
+    Newline,
+    Symbol,
+}
+
+fn classify(c: char) -> Class {
+    let u = c as u32;
+    if (0x3040..=0x30FF).contains(&u) || (0x3400..=0x4DBF).contains(&u) || (0x4E00..=0x9FFF).contains(&u) || (0xF900..=0xFAFF).contains(&u) || (0x20000..=0x2FFFF).contains(&u) {
+        Class::Ideograph
+    } else if c.is_alphabetic() {
+        Class::Alpha
+    } else if c.is_numeric() {
+        Class::Digit
+    } else if c == '\n' {
+        Class::Newline
+    } else if c.is_whitespace() || c == '\u{200B}' || c == '\u{FEFF}' {
+        Class::Space
+    } else if is_mark(c) {
+        // Combining marks belong to the word they follow.
+        Class::Alpha
+    } else {
+        Class::Symbol
+    }
+}
+
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x0483..=0x0489 | 0x0591..=0x05C7 | 0x0610..=0x061A | 0x064B..=0x065F | 0x0900..=0x0DFF | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+type Shared<S> = Rc<RefCell<State<S>>>;
+
+/// Streaming tokenizer: [`write`](Self::write) page bytes in any chunk sizes, then
+/// [`end`](Self::end); tokens go to the sink as soon as they are known.
+pub struct Tokenizer<'s, S: TokenSink + 's> {
+    state: Shared<S>,
+    decoder: StreamDecoder,
+    rewriter: Option<HtmlRewriter<'s, NullSink>>,
+    error: Option<TokenizeError>,
+}
+
+impl<'s, S: TokenSink + 's> Tokenizer<'s, S> {
+    pub fn new(sink: S, options: TokenizerOptions) -> Self {
+        let state: Shared<S> = Rc::new(RefCell::new(State {
+            sink,
+            page: String::new(),
+            pos: 0,
+            text_start: None,
+            text_skip: false,
+            skip_depth: 0,
+            pre_depth: 0,
+            in_title: false,
+            title: None,
+            pending_space: Space::None,
+            tokens: 0,
+        }));
+        let (s1, s2, s3) = (state.clone(), state.clone(), state.clone());
+        let settings = Settings::new()
+            .with_strict(false)
+            .with_memory_settings(MemorySettings::new().with_max_allowed_memory_usage(options.max_parser_memory))
+            .append_element_content_handler(element!("*", move |el: &mut Element| {
+                let loc = el.source_location().bytes();
+                s1.borrow_mut().start_tag(loc.start, loc.end, el.is_self_closing());
+                Ok(())
+            }))
+            .append_document_content_handler(doc_text!(move |t: &mut TextChunk| {
+                let loc = t.source_location().bytes();
+                s2.borrow_mut().text_chunk(loc.start, loc.end, t.last_in_text_node(), t.text_type());
+                Ok(())
+            }))
+            .append_document_content_handler(doc_comments!(move |c: &mut Comment| {
+                let loc = c.source_location().bytes();
+                let mut st = s3.borrow_mut();
+                st.gap(loc.start);
+                st.pos = st.pos.max(loc.end);
+                Ok(())
+            }));
+        let decoder = StreamDecoder::new(DecoderOptions { sniff_bytes: options.sniff_bytes, http_charset: options.http_charset });
+        Tokenizer { state, decoder, rewriter: Some(HtmlRewriter::new(settings, NullSink)), error: None }
+    }
+
+    /// Feeds page bytes (any encoding; decided on the first `sniff_bytes`).
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), TokenizeError> {
+        let Tokenizer { state, decoder, rewriter, error } = self;
+        if let Some(e) = error.take() {
+            return Err(e);
+        }
+        decoder.write(bytes, &mut |s: &str| feed(state, rewriter, error, s));
+        match error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Finishes the page: flushes the decoder and the parser and reports trailing end tags.
+    pub fn end(mut self) -> Result<TokenizerSummary<S>, TokenizeError> {
+        {
+            let Tokenizer { state, decoder, rewriter, error } = &mut self;
+            decoder.end(&mut |s: &str| feed(state, rewriter, error, s));
+            if let Some(e) = error.take() {
+                return Err(e);
+            }
+            if let Some(rw) = rewriter.take() {
+                let offset = state.borrow().page.len();
+                rw.end().map_err(|e| TokenizeError::Parser { offset, message: e.to_string() })?;
+            }
+        }
+        let encoding = self.decoder.encoding();
+        let Tokenizer { state, .. } = self;
+        let state = Rc::try_unwrap(state).ok().expect("handlers are dropped with the rewriter").into_inner();
+        let mut state = state;
+        let len = state.page.len();
+        state.gap(len);
+        Ok(TokenizerSummary {
+            title: state.title,
+            tokens: state.tokens,
+            encoding: encoding.map(|(e, s)| (e.name(), s)),
+            page: state.page,
+            sink: state.sink,
+        })
+    }
+}
+
+fn feed<S: TokenSink>(state: &Shared<S>, rewriter: &mut Option<HtmlRewriter<'_, NullSink>>, error: &mut Option<TokenizeError>, s: &str) {
+    if error.is_some() {
+        return;
+    }
+    let offset = {
+        let mut st = state.borrow_mut();
+        if st.page.len() + s.len() > u32::MAX as usize {
+            *error = Some(TokenizeError::TooLarge);
+            return;
+        }
+        st.page.push_str(s);
+        st.page.len()
+    };
+    if let Some(rw) = rewriter
+        && let Err(e) = rw.write(s.as_bytes())
+    {
+        *error = Some(TokenizeError::Parser { offset, message: e.to_string() });
+    }
+}
+
+/// What the tokenizer knows at the end of a page.
+pub struct TokenizerSummary<S> {
+    /// The decoded page; token spans index it.
+    pub page: String,
+    /// Span of the first `<title>` text.
+    pub title: Option<(usize, usize)>,
+    pub tokens: u64,
+    /// The encoding used and where it came from.
+    pub encoding: Option<(&'static str, EncodingSource)>,
+    pub sink: S,
+}
+
+impl<S> TokenizerSummary<S> {
+    /// The page title, references decoded and whitespace collapsed.
+    pub fn title_text(&self) -> Option<String> {
+        let (s, e) = self.title?;
+        let mut raw = String::new();
+        entities::decode_into(&self.page[s..e], &mut raw);
+        let t = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!t.is_empty()).then_some(t)
+    }
+}
+
+/// Tokenizes a whole page at once, collecting the tokens.
+pub fn tokenize(bytes: &[u8], options: TokenizerOptions) -> Result<TokenizerSummary<Vec<Token>>, TokenizeError> {
+    let mut t = Tokenizer::new(Vec::new(), options);
+    t.write(bytes)?;
+    t.end()
+}
+
+impl TokenSink for Vec<Token> {
+    fn token(&mut self, _page: &str, token: &Token) {
+        self.push(*token);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Tokens rendered as `<p>`, `</p>`, words and symbols as written.
+    fn show(html: &[u8]) -> Vec<String> {
+        let s = tokenize(html, TokenizerOptions::default()).unwrap();
+        s.sink
+            .iter()
+            .map(|t| match t.kind {
+                TokenKind::StartTag => format!("<{}>", tags::tag_name(t.tag)),
+                TokenKind::EndTag => format!("</{}>", tags::tag_name(t.tag)),
+                _ => t.raw(&s.page).to_string(),
+            })
+            .collect()
+    }
+
+    fn chunked(html: &[u8], size: usize) -> (String, Vec<Token>) {
+        let mut t = Tokenizer::new(Vec::new(), TokenizerOptions::default());
+        for c in html.chunks(size.max(1)) {
+            t.write(c).unwrap();
+        }
+        let s = t.end().unwrap();
+        (s.page, s.sink)
+    }
+
+    #[test]
+    fn tags_words_and_symbols() {
+        assert_eq!(show(b"<p class=x>Hello, world!</p>"), ["<p>", "Hello", ",", "world", "!", "</p>"]);
+        assert_eq!(show(b"<div><NewsElement>It's 3.5% of 1,000</newselement></DIV>"), ["<div>", "<<unknown>>", "It's", "3.5", "%", "of", "1,000", "</<unknown>>", "</div>"]);
+    }
+
+    #[test]
+    fn every_end_tag_as_written_even_stray_or_unmatched() {
+        // Unclosed <p>, a stray </span> and </b> closing across an open <i>.
+        assert_eq!(show(b"<p>a<p>b</span><b><i>c</b>d</i>"), ["<p>", "a", "<p>", "b", "</span>", "<b>", "<i>", "c", "</b>", "d", "</i>"]);
+    }
+
+    #[test]
+    fn scripts_styles_comments_and_templates_are_dropped() {
+        let got = show(b"<!DOCTYPE html><script>var s = '</div>';</script><style>p{}</style><!-- </p> x --><noscript><p>no</p></noscript><template><b>t</b></template>ok");
+        assert_eq!(got, ["<script>", "</script>", "<style>", "</style>", "<noscript>", "</noscript>", "<template>", "</template>", "ok"]);
+    }
+
+    #[test]
+    fn entities_decode_into_words_and_spans_stay_in_the_source() {
+        let s = tokenize("<p>caf&eacute; &amp; th&#233;&nbsp;x 東京</p>".as_bytes(), TokenizerOptions::default()).unwrap();
+        let words: Vec<_> = s.sink.iter().filter(|t| !t.kind.is_tag()).map(|t| (t.raw(&s.page), t.kind, t.has_entity)).collect();
+        assert_eq!(
+            words,
+            [("caf&eacute;", TokenKind::Word, true), ("&amp;", TokenKind::Symbol, true), ("th&#233;", TokenKind::Word, true), ("x", TokenKind::Word, false), ("東", TokenKind::Word, false), ("京", TokenKind::Word, false)]
+        );
+    }
+
+    #[test]
+    fn title_is_captured() {
+        let s = tokenize(b"<html><head><title> A &amp; B </title></head><body>x</body>", TokenizerOptions::default()).unwrap();
+        assert_eq!(s.title_text().as_deref(), Some("A & B"));
+    }
+
+    #[test]
+    fn unterminated_constructs_finish() {
+        for html in [&b"<p>text <!-- never closed"[..], b"<script>never closed", b"<div class=\"x", b"</", b"<", b"&", b"&#", b""] {
+            let _ = show(html);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn chunk_size_does_not_change_tokens(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "<p>", "</p>", "<div class=\"a b\">", "</div>", "Hello", " ", "wörld", "&amp;", "&eacute;", "<!-- c -->",
+                "<script>x<y</script>", "<br/>", "</span>", "3.5", ",", "東京", "<pre>", "</pre>", "\n", "<title>t</title>",
+            ]), 0..60),
+            size in 1usize..40,
+        ) {
+            let html = parts.concat();
+            let whole = chunked(html.as_bytes(), html.len().max(1));
+            let split = chunked(html.as_bytes(), size);
+            prop_assert_eq!(&whole.0, &split.0, "CHUNK_SIZE={}", size);
+            prop_assert_eq!(&whole.1, &split.1, "CHUNK_SIZE={}", size);
+        }
+    }
+}

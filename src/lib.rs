@@ -1,0 +1,22 @@
+//! # article_pipeline
+//!
+//! Streaming article-text extraction after Pasternack & Roth, *Extracting Article Text from
+//! the Web with Maximum Subsequence Segmentation* (WWW 2009). A tour of the crate, in the order
+//! data flows:
+//!
+//! - [`html`]: bytes → UTF-8 (BOM, HTTP charset, `<meta>`, chardetng) → a flat stream of start
+//!   tags, end tags, words and symbols with byte spans (lol_html underneath).
+//! - [`scoring`]: a [`scoring::Scorer`] gives every token a score; [`scoring::max_subsequence`]
+//!   finds the highest-valued span in one pass.
+//! - [`extract`]: the synchronous, I/O-free [`extract::Extractor`] wiring the two and turning the
+//!   chosen span into clean text (HR constraint, cleaning rules, paragraph layout).
+//! - [`dataset`] and [`eval`]: manifests of (page, gold text) and the metrics of
+//!   `../shared/peers/score.py`, reimplemented to agree with it.
+//!
+//! The `pipeline` binary (`src/main.rs`, `src/cli/`) only parses arguments and prints.
+
+pub mod dataset;
+pub mod eval;
+pub mod extract;
+pub mod html;
+pub mod scoring;
