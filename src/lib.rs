@@ -18,5 +18,7 @@
 pub mod dataset;
 pub mod eval;
 pub mod extract;
+pub mod features;
 pub mod html;
 pub mod scoring;
+pub mod training;

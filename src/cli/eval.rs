@@ -48,7 +48,9 @@ pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
         }
     }
     if let Some(path) = &args.per_page {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("cannot create `{}`", path.display()))?);
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("cannot create `{}`", path.display()))?,
+        );
         for p in &pages {
             writeln!(f, "{}", serde_json::to_string(p)?)?;
         }

@@ -53,7 +53,8 @@ pub fn exec(args: ExtractArgs) -> anyhow::Result<Outcome> {
         } else {
             std::fs::read(path)
         };
-        let result = bytes.map_err(|e| e.to_string()).and_then(|b| extractor.extract(&b, None).map_err(|e| e.to_string()));
+        let result =
+            bytes.map_err(|e| e.to_string()).and_then(|b| extractor.extract(&b, None).map_err(|e| e.to_string()));
         match result {
             Ok(x) if args.json => {
                 let v = json!({

@@ -4,6 +4,7 @@
 
 mod eval;
 mod extract;
+mod train;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -27,14 +28,19 @@ enum Command {
     Extract(extract::ExtractArgs),
     /// Extract every page of dataset manifests and score it against the gold text.
     Eval(eval::EvalArgs),
+    /// Train a Naive Bayes model from dataset manifests (page + gold text).
+    Train(train::TrainArgs),
 }
 
 /// How pages are extracted: shared by every subcommand that extracts.
 #[derive(Debug, Args, Clone)]
 pub struct ExtractorArgs {
     /// Token scorer.
-    #[arg(long, default_value = "simple", value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
+    #[arg(long, default_value = "nb", value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
     pub scorer: String,
+    /// Model file for the scorer (default: the built-in model).
+    #[arg(long)]
+    pub model: Option<std::path::PathBuf>,
     /// Cut the extracted span at its first <hr> (the paper's HR constraint).
     #[arg(long)]
     pub hr: bool,
@@ -48,7 +54,7 @@ pub struct ExtractorArgs {
 
 impl ExtractorArgs {
     pub fn build(&self) -> anyhow::Result<(Box<dyn Scorer>, ExtractOptions)> {
-        let scorer = scoring::build(&self.scorer)?;
+        let scorer = scoring::build(&self.scorer, self.model.as_deref())?;
         let options = ExtractOptions { hr_constraint: self.hr, clean: self.clean, ..ExtractOptions::default() };
         Ok((scorer, options))
     }
@@ -65,6 +71,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Extract(a) => extract::exec(a),
         Command::Eval(a) => eval::exec(a),
+        Command::Train(a) => train::exec(a),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

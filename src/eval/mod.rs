@@ -66,7 +66,11 @@ pub struct EvalReport {
 }
 
 /// Extracts and scores every entry with `threads` workers (0 = one per core).
-pub fn evaluate(extractor: &Extractor<'_>, entries: &[ManifestEntry], threads: usize) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
+pub fn evaluate(
+    extractor: &Extractor<'_>,
+    entries: &[ManifestEntry],
+    threads: usize,
+) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let wall = Instant::now();
     let pages: Vec<PageResult> = pool.install(|| entries.par_iter().map(|e| evaluate_page(extractor, e)).collect());
@@ -77,14 +81,24 @@ pub fn evaluate(extractor: &Extractor<'_>, entries: &[ManifestEntry], threads: u
 fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry) -> PageResult {
     let dataset = entry.dataset_name().to_string();
     let (text, error, html_bytes, elapsed) = match std::fs::read(&entry.path) {
-        Err(e) => (String::new(), Some(("unreadable".to_string(), format!("{}: {e}", entry.path.display()))), 0, Duration::ZERO),
+        Err(e) => (
+            String::new(),
+            Some(("unreadable".to_string(), format!("{}: {e}", entry.path.display()))),
+            0,
+            Duration::ZERO,
+        ),
         Ok(bytes) => {
             let t = Instant::now();
             let r = extractor.extract(&bytes, None);
             let elapsed = t.elapsed();
             match r {
                 Ok(x) => (x.text, None, bytes.len(), elapsed),
-                Err(e) => (String::new(), Some((e.reason().to_string(), format!("{}: {e}", entry.path.display()))), bytes.len(), elapsed),
+                Err(e) => (
+                    String::new(),
+                    Some((e.reason().to_string(), format!("{}: {e}", entry.path.display()))),
+                    bytes.len(),
+                    elapsed,
+                ),
             }
         }
     };
@@ -93,7 +107,13 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry) -> PageResult
 }
 
 /// Aggregates page results into the report tables.
-pub fn report(scorer: String, split: Option<String>, pages: &[PageResult], threads: usize, wall: Duration) -> EvalReport {
+pub fn report(
+    scorer: String,
+    split: Option<String>,
+    pages: &[PageResult],
+    threads: usize,
+    wall: Duration,
+) -> EvalReport {
     let mut by_ds: BTreeMap<String, Vec<&PageMetrics>> = BTreeMap::new();
     for p in pages {
         by_ds.entry(p.dataset.clone()).or_default().push(&p.metrics);
@@ -130,7 +150,11 @@ pub fn format_table(r: &EvalReport) -> String {
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{:.1}", 100.0 * x));
     let mut s = String::new();
     let _ = writeln!(s, "scorer: {}   split: {}", r.scorer, r.split.as_deref().unwrap_or("all"));
-    let _ = writeln!(s, "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}", "dataset", "pages", "empty", "shP", "shR", "shF1", "acc", "bowF1", "CE", "with%", "w/o%");
+    let _ = writeln!(
+        s,
+        "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "dataset", "pages", "empty", "shP", "shR", "shF1", "acc", "bowF1", "CE", "with%", "w/o%"
+    );
     for (name, m) in r.datasets.iter().chain(std::iter::once((&"OVERALL".to_string(), &r.overall))) {
         let _ = writeln!(
             s,

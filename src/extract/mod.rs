@@ -108,7 +108,13 @@ impl<'m> Extractor<'m> {
             scores: self.options.keep_scores.then(Vec::new),
         };
         let topts = TokenizerOptions { http_charset: http_charset.map(str::to_string), ..TokenizerOptions::default() };
-        PageExtraction { tokenizer: Tokenizer::new(sink, topts), options: self.options.clone(), scorer_name: self.scorer.name(), bytes: 0, head: Vec::new() }
+        PageExtraction {
+            tokenizer: Tokenizer::new(sink, topts),
+            options: self.options.clone(),
+            scorer_name: self.scorer.name(),
+            bytes: 0,
+            head: Vec::new(),
+        }
     }
 }
 

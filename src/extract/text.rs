@@ -122,7 +122,8 @@ pub fn render(page: &str, tokens: &[Token], keep: Option<&[bool]>, out: &mut Str
                     entities::decode_into(raw, out);
                     // A reference may decode to whitespace (e.g. &nbsp; inside a symbol run).
                     if out[before..].chars().any(char::is_whitespace) {
-                        let fixed: String = out[before..].chars().map(|c| if c.is_whitespace() { ' ' } else { c }).collect();
+                        let fixed: String =
+                            out[before..].chars().map(|c| if c.is_whitespace() { ' ' } else { c }).collect();
                         out.truncate(before);
                         out.push_str(&fixed);
                     }
@@ -153,7 +154,10 @@ mod tests {
 
     #[test]
     fn layout_keeps_spelling_and_breaks_paragraphs() {
-        assert_eq!(text("<p>Hello,  <b>big</b>\n world!</p><p>Don't&nbsp;stop &amp; caf&eacute;.</p>"), "Hello, big world!\n\nDon't stop & café.");
+        assert_eq!(
+            text("<p>Hello,  <b>big</b>\n world!</p><p>Don't&nbsp;stop &amp; caf&eacute;.</p>"),
+            "Hello, big world!\n\nDon't stop & café."
+        );
         assert_eq!(text("a<br>b<span>c</span>d <i>e</i>"), "a\nbcd e");
         assert_eq!(text("<pre>line 1\nline 2</pre>after"), "line 1\nline 2\n\nafter");
         assert_eq!(text("<table><tr><td>x</td><td>y</td></tr></table>"), "x y");

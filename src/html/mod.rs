@@ -8,4 +8,4 @@ pub mod normalize;
 pub mod tags;
 pub mod tokenizer;
 
-pub use tokenizer::{Space, Token, TokenKind, TokenSink, Tokenizer, TokenizerOptions, TokenizeError, tokenize};
+pub use tokenizer::{Space, Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions, tokenize};

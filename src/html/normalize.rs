@@ -31,7 +31,12 @@ pub struct Normalizer {
 
 impl Default for Normalizer {
     fn default() -> Self {
-        Normalizer { stemmer: Stemmer::create(Algorithm::English), lower: String::new(), decoded: String::new(), memo: HashMap::new() }
+        Normalizer {
+            stemmer: Stemmer::create(Algorithm::English),
+            lower: String::new(),
+            decoded: String::new(),
+            memo: HashMap::new(),
+        }
     }
 }
 
@@ -122,7 +127,8 @@ mod tests {
 
     #[test]
     fn words_are_lowercased_stemmed_and_numbers_are_one() {
-        let s = tokenize(b"<p>Running RUNS 2009 1,000.5 caf&eacute;</p><newselement>", TokenizerOptions::default()).unwrap();
+        let s = tokenize(b"<p>Running RUNS 2009 1,000.5 caf&eacute;</p><newselement>", TokenizerOptions::default())
+            .unwrap();
         let mut n = Normalizer::default();
         let forms: Vec<String> = s.sink.iter().map(|t| n.normalized_text(&s.page, t)).collect();
         assert_eq!(forms, ["<p>", "run", "run", "1", "1", "café", "</p>", "<<unknown>>"]);

@@ -80,7 +80,6 @@ pub trait TokenSink {
     fn token(&mut self, page: &str, token: &Token);
 }
 
-
 /// Limits and inputs of one tokenizer, with their defaults.
 #[derive(Debug, Clone)]
 pub struct TokenizerOptions {
@@ -153,7 +152,9 @@ impl<S: TokenSink> State<S> {
             if bytes.get(lt + 1) == Some(&b'/') && bytes.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) {
                 let name_start = lt + 2;
                 let mut name_end = name_start;
-                while name_end < upto && !matches!(bytes[name_end], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>') {
+                while name_end < upto
+                    && !matches!(bytes[name_end], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>')
+                {
                     name_end += 1;
                 }
                 let close = memchr::memchr(b'>', &bytes[name_end..]).map_or(upto, |o| name_end + o + 1);
@@ -272,13 +273,21 @@ impl<S: TokenSink> State<S> {
                     // Keep "don't", "3.5" and "1,000" whole: an apostrophe between letters or a
                     // point/comma between digits joins the word when a word character follows.
                     let (_, _, num) = word.unwrap_or_default();
-                    let joiner = matches!(b, b'\'') || (num && matches!(b, b'.' | b',')) || self.page[i..].starts_with('\u{2019}');
+                    let joiner = matches!(b, b'\'')
+                        || (num && matches!(b, b'.' | b','))
+                        || self.page[i..].starts_with('\u{2019}');
                     if joiner {
                         let jl = if b == b'\'' || b == b'.' || b == b',' { 1 } else { 3 };
                         let next = self.page.as_bytes().get(i + jl).copied();
                         let ok = match next {
                             Some(n) if i + jl < end => {
-                                if num { n.is_ascii_digit() } else { n.is_ascii_alphabetic() || n >= 0x80 && self.page[i + jl..].chars().next().is_some_and(char::is_alphabetic) }
+                                if num {
+                                    n.is_ascii_digit()
+                                } else {
+                                    n.is_ascii_alphabetic()
+                                        || n >= 0x80
+                                            && self.page[i + jl..].chars().next().is_some_and(char::is_alphabetic)
+                                }
                             }
                             _ => false,
                         };
@@ -300,7 +309,13 @@ impl<S: TokenSink> State<S> {
                     }
                 }
                 Class::Newline => {
-                    self.pending_space = if self.pre_depth > 0 { Space::Newline } else if self.pending_space == Space::Newline { Space::Newline } else { Space::Space };
+                    self.pending_space = if self.pre_depth > 0 {
+                        Space::Newline
+                    } else if self.pending_space == Space::Newline {
+                        Space::Newline
+                    } else {
+                        Space::Space
+                    };
                 }
                 Class::Ideograph => self.emit(TokenKind::Word, 0, i, i + len, entity, false),
                 _ => self.emit(TokenKind::Symbol, 0, i, i + len, entity, false),
@@ -327,7 +342,12 @@ enum Class {
 
 fn classify(c: char) -> Class {
     let u = c as u32;
-    if (0x3040..=0x30FF).contains(&u) || (0x3400..=0x4DBF).contains(&u) || (0x4E00..=0x9FFF).contains(&u) || (0xF900..=0xFAFF).contains(&u) || (0x20000..=0x2FFFF).contains(&u) {
+    if (0x3040..=0x30FF).contains(&u)
+        || (0x3400..=0x4DBF).contains(&u)
+        || (0x4E00..=0x9FFF).contains(&u)
+        || (0xF900..=0xFAFF).contains(&u)
+        || (0x20000..=0x2FFFF).contains(&u)
+    {
         Class::Ideograph
     } else if c.is_alphabetic() {
         Class::Alpha
@@ -396,7 +416,8 @@ impl<'s, S: TokenSink + 's> Tokenizer<'s, S> {
                 st.pos = st.pos.max(loc.end);
                 Ok(())
             }));
-        let decoder = StreamDecoder::new(DecoderOptions { sniff_bytes: options.sniff_bytes, http_charset: options.http_charset });
+        let decoder =
+            StreamDecoder::new(DecoderOptions { sniff_bytes: options.sniff_bytes, http_charset: options.http_charset });
         Tokenizer { state, decoder, rewriter: Some(HtmlRewriter::new(settings, NullSink)), error: None }
     }
 
@@ -442,7 +463,12 @@ impl<'s, S: TokenSink + 's> Tokenizer<'s, S> {
     }
 }
 
-fn feed<S: TokenSink>(state: &Shared<S>, rewriter: &mut Option<HtmlRewriter<'_, NullSink>>, error: &mut Option<TokenizeError>, s: &str) {
+fn feed<S: TokenSink>(
+    state: &Shared<S>,
+    rewriter: &mut Option<HtmlRewriter<'_, NullSink>>,
+    error: &mut Option<TokenizeError>,
+    s: &str,
+) {
     if error.is_some() {
         return;
     }
@@ -528,40 +554,78 @@ mod tests {
     #[test]
     fn tags_words_and_symbols() {
         assert_eq!(show(b"<p class=x>Hello, world!</p>"), ["<p>", "Hello", ",", "world", "!", "</p>"]);
-        assert_eq!(show(b"<div><NewsElement>It's 3.5% of 1,000</newselement></DIV>"), ["<div>", "<<unknown>>", "It's", "3.5", "%", "of", "1,000", "</<unknown>>", "</div>"]);
+        assert_eq!(
+            show(b"<div><NewsElement>It's 3.5% of 1,000</newselement></DIV>"),
+            ["<div>", "<<unknown>>", "It's", "3.5", "%", "of", "1,000", "</<unknown>>", "</div>"]
+        );
     }
 
     #[test]
     fn every_end_tag_as_written_even_stray_or_unmatched() {
         // Unclosed <p>, a stray </span> and </b> closing across an open <i>.
-        assert_eq!(show(b"<p>a<p>b</span><b><i>c</b>d</i>"), ["<p>", "a", "<p>", "b", "</span>", "<b>", "<i>", "c", "</b>", "d", "</i>"]);
+        assert_eq!(
+            show(b"<p>a<p>b</span><b><i>c</b>d</i>"),
+            ["<p>", "a", "<p>", "b", "</span>", "<b>", "<i>", "c", "</b>", "d", "</i>"]
+        );
     }
 
     #[test]
     fn scripts_styles_comments_and_templates_are_dropped() {
         let got = show(b"<!DOCTYPE html><script>var s = '</div>';</script><style>p{}</style><!-- </p> x --><noscript><p>no</p></noscript><template><b>t</b></template>ok");
-        assert_eq!(got, ["<script>", "</script>", "<style>", "</style>", "<noscript>", "</noscript>", "<template>", "</template>", "ok"]);
+        assert_eq!(
+            got,
+            [
+                "<script>",
+                "</script>",
+                "<style>",
+                "</style>",
+                "<noscript>",
+                "</noscript>",
+                "<template>",
+                "</template>",
+                "ok"
+            ]
+        );
     }
 
     #[test]
     fn entities_decode_into_words_and_spans_stay_in_the_source() {
-        let s = tokenize("<p>caf&eacute; &amp; th&#233;&nbsp;x 東京</p>".as_bytes(), TokenizerOptions::default()).unwrap();
-        let words: Vec<_> = s.sink.iter().filter(|t| !t.kind.is_tag()).map(|t| (t.raw(&s.page), t.kind, t.has_entity)).collect();
+        let s =
+            tokenize("<p>caf&eacute; &amp; th&#233;&nbsp;x 東京</p>".as_bytes(), TokenizerOptions::default()).unwrap();
+        let words: Vec<_> =
+            s.sink.iter().filter(|t| !t.kind.is_tag()).map(|t| (t.raw(&s.page), t.kind, t.has_entity)).collect();
         assert_eq!(
             words,
-            [("caf&eacute;", TokenKind::Word, true), ("&amp;", TokenKind::Symbol, true), ("th&#233;", TokenKind::Word, true), ("x", TokenKind::Word, false), ("東", TokenKind::Word, false), ("京", TokenKind::Word, false)]
+            [
+                ("caf&eacute;", TokenKind::Word, true),
+                ("&amp;", TokenKind::Symbol, true),
+                ("th&#233;", TokenKind::Word, true),
+                ("x", TokenKind::Word, false),
+                ("東", TokenKind::Word, false),
+                ("京", TokenKind::Word, false)
+            ]
         );
     }
 
     #[test]
     fn title_is_captured() {
-        let s = tokenize(b"<html><head><title> A &amp; B </title></head><body>x</body>", TokenizerOptions::default()).unwrap();
+        let s = tokenize(b"<html><head><title> A &amp; B </title></head><body>x</body>", TokenizerOptions::default())
+            .unwrap();
         assert_eq!(s.title_text().as_deref(), Some("A & B"));
     }
 
     #[test]
     fn unterminated_constructs_finish() {
-        for html in [&b"<p>text <!-- never closed"[..], b"<script>never closed", b"<div class=\"x", b"</", b"<", b"&", b"&#", b""] {
+        for html in [
+            &b"<p>text <!-- never closed"[..],
+            b"<script>never closed",
+            b"<div class=\"x",
+            b"</",
+            b"<",
+            b"&",
+            b"&#",
+            b"",
+        ] {
             let _ = show(html);
         }
     }

@@ -7,9 +7,15 @@
 //! look-ahead). The model behind a scorer is immutable and shared between threads.
 
 pub mod max_subsequence;
+pub mod model_file;
+pub mod naive_bayes;
 pub mod simple;
 
+use std::path::{Path, PathBuf};
+
 use crate::html::Token;
+use model_file::ModelFileError;
+use naive_bayes::{NbModel, NbScorer};
 
 pub use max_subsequence::{MaxSubsequence, Segment};
 pub use simple::{SimpleScorer, SimpleScorerConfig};
@@ -37,15 +43,45 @@ pub trait PageScorer {
 pub enum ScorerError {
     #[error("unknown scorer `{0}` (known: {known})", known = NAMES.join(", "))]
     Unknown(String),
+    #[error("cannot read model `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("model `{path}`: {source}")]
+    Model {
+        path: PathBuf,
+        #[source]
+        source: ModelFileError,
+    },
+    #[error("scorer `{0}` takes no model file")]
+    NoModelNeeded(String),
 }
 
 /// Registered scorer names.
-pub const NAMES: &[&str] = &["simple"];
+pub const NAMES: &[&str] = &["nb", "simple"];
 
-/// Builds a registered scorer by name.
-pub fn build(name: &str) -> Result<Box<dyn Scorer>, ScorerError> {
-    match name {
-        "simple" => Ok(Box::new(SimpleScorer::new(SimpleScorerConfig::default()))),
-        other => Err(ScorerError::Unknown(other.to_string())),
+/// The default model, trained on the wcxb train split (models/README.md), built into the binary.
+pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
+
+/// Builds a registered scorer by name, with an optional model file (else the built-in one).
+pub fn build(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
+    match (name, model) {
+        ("simple", None) => Ok(Box::new(SimpleScorer::new(SimpleScorerConfig::default()))),
+        ("nb", None) => {
+            let m = NbModel::from_bytes(DEFAULT_NB_MODEL)
+                .map_err(|source| ScorerError::Model { path: "<built-in default.nbm>".into(), source })?;
+            Ok(Box::new(NbScorer::new(m, "default")))
+        }
+        ("nb", Some(path)) => {
+            let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
+            let m = NbModel::from_bytes(&bytes)
+                .map_err(|source| ScorerError::Model { path: path.to_path_buf(), source })?;
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            Ok(Box::new(NbScorer::new(m, stem)))
+        }
+        ("simple", Some(_)) => Err(ScorerError::NoModelNeeded(name.to_string())),
+        (other, _) => Err(ScorerError::Unknown(other.to_string())),
     }
 }

@@ -1,0 +1,423 @@
+//! The supervised scorer of Pasternack & Roth (2009, §6.2.3): a token-level Naive Bayes
+//! classifier over trigram and most-recent-unclosed-tag features whose certainty p = P(in)
+//! becomes the score p − 0.5 (plus an optional bias), fed to the maximum subsequence.
+//!
+//! Log-odds form: each kept feature f of type t carries
+//! w_f = log P(f|in) − log P(f|out), with Laplace smoothing per type,
+//! P(f|c) = (n_fc + α) / (N_tc + α·V_t). A feature never seen in training (or pruned) adds 0,
+//! which is the paper's P(t|in) = P(t|out). p = sigmoid(prior + Σ w_f).
+//!
+//! This file owns the model (counts → weights, file payload, lookup table) and the streaming
+//! scorer; collecting labelled tokens from gold text is [`crate::training`]'s job.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::model_file::{self, ModelFileError, Reader};
+use super::{PageScorer, Scorer};
+use crate::features::{FeatureSet, FeatureStream, FeatureType, TokenFeatures};
+use crate::html::Token;
+use crate::html::normalize::{HASH_SEED, Normalizer};
+
+/// What a model file says about itself (the JSON header of the container).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NbHeader {
+    /// Always `nb`.
+    pub kind: String,
+    pub features: FeatureSet,
+    pub hash_seed: u64,
+    /// log(tokens in / tokens out) over the training tokens.
+    pub prior: f64,
+    /// Added to p − 0.5 (the paper's optional bias; 0 by default).
+    pub bias: f64,
+    /// Laplace smoothing α.
+    pub alpha: f64,
+    /// Features seen fewer times than this were dropped.
+    pub min_count: u32,
+    /// Weights are stored as i16 × scale.
+    pub weight_scale: f64,
+    pub training: TrainingSummary,
+}
+
+/// How a model was trained (recorded in its header).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingSummary {
+    pub datasets: Vec<String>,
+    pub split: Option<String>,
+    pub pages_used: usize,
+    pub pages_skipped: std::collections::BTreeMap<String, usize>,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub features_seen: u64,
+    pub features_kept: u64,
+}
+
+/// Feature counts collected from labelled tokens. Merging is addition, so the result does not
+/// depend on page order or thread count.
+#[derive(Debug, Default, Clone)]
+pub struct NbCounts {
+    /// key → (count in, count out, feature type)
+    pub counts: HashMap<u64, (u32, u32, u8)>,
+    pub tokens: [u64; 2],
+}
+
+impl NbCounts {
+    #[inline]
+    pub fn add(&mut self, features: &TokenFeatures, types: &[FeatureType], label_in: bool) {
+        self.tokens[usize::from(!label_in)] += 1;
+        for (&k, &t) in features.as_slice().iter().zip(types) {
+            let e = self.counts.entry(k).or_insert((0, 0, t as u8));
+            if label_in {
+                e.0 = e.0.saturating_add(1);
+            } else {
+                e.1 = e.1.saturating_add(1);
+            }
+        }
+    }
+
+    pub fn merge(mut self, other: NbCounts) -> NbCounts {
+        if self.counts.len() < other.counts.len() {
+            return other.merge(self);
+        }
+        self.tokens[0] += other.tokens[0];
+        self.tokens[1] += other.tokens[1];
+        for (k, (a, b, t)) in other.counts {
+            let e = self.counts.entry(k).or_insert((0, 0, t));
+            e.0 = e.0.saturating_add(a);
+            e.1 = e.1.saturating_add(b);
+        }
+        self
+    }
+}
+
+/// Training parameters of the Naive Bayes model.
+#[derive(Debug, Clone, Copy)]
+pub struct NbParams {
+    pub features: FeatureSet,
+    pub alpha: f64,
+    pub min_count: u32,
+    pub bias: f64,
+}
+
+impl Default for NbParams {
+    fn default() -> Self {
+        NbParams { features: FeatureSet::default(), alpha: 1.0, min_count: 2, bias: 0.0 }
+    }
+}
+
+/// A loaded Naive Bayes model.
+#[derive(Debug, Clone)]
+pub struct NbModel {
+    pub header: NbHeader,
+    table: WeightTable,
+}
+
+impl NbModel {
+    /// Turns counts into log-odds weights (sorted by key, so files are deterministic).
+    pub fn from_counts(counts: &NbCounts, params: NbParams, mut training: TrainingSummary) -> NbModel {
+        // Per-type totals N_tc and vocabulary sizes V_t, before pruning.
+        let mut totals: HashMap<u8, ([u64; 2], u64)> = HashMap::new();
+        for &(a, b, t) in counts.counts.values() {
+            let e = totals.entry(t).or_default();
+            e.0[0] += u64::from(a);
+            e.0[1] += u64::from(b);
+            e.1 += 1;
+        }
+        let alpha = params.alpha;
+        let mut weights: Vec<(u64, f64)> = counts
+            .counts
+            .iter()
+            .filter(|(_, (a, b, _))| a + b >= params.min_count)
+            .map(|(&k, &(a, b, t))| {
+                let (n, v) = totals[&t];
+                let p_in = (f64::from(a) + alpha) / (n[0] as f64 + alpha * v as f64);
+                let p_out = (f64::from(b) + alpha) / (n[1] as f64 + alpha * v as f64);
+                (k, p_in.ln() - p_out.ln())
+            })
+            .collect();
+        weights.sort_unstable_by_key(|&(k, _)| k);
+        let max = weights.iter().map(|w| w.1.abs()).fold(1e-9, f64::max);
+        let scale = max / f64::from(i16::MAX);
+        training.tokens_in = counts.tokens[0];
+        training.tokens_out = counts.tokens[1];
+        training.features_seen = counts.counts.len() as u64;
+        training.features_kept = weights.len() as u64;
+        let prior = ((counts.tokens[0].max(1)) as f64 / (counts.tokens[1].max(1)) as f64).ln();
+        let header = NbHeader {
+            kind: "nb".to_string(),
+            features: params.features,
+            hash_seed: HASH_SEED,
+            prior,
+            bias: params.bias,
+            alpha,
+            min_count: params.min_count,
+            weight_scale: scale,
+            training,
+        };
+        let quantised: Vec<(u64, i16)> =
+            weights.iter().map(|&(k, w)| (k, (w / scale).round().clamp(-32767.0, 32767.0) as i16)).collect();
+        NbModel { table: WeightTable::build(&quantised, scale), header }
+    }
+
+    /// Serialises to the model container.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let header = serde_json::to_string(&self.header).expect("header serialises");
+        let entries = self.table.sorted_entries();
+        let mut payload = Vec::with_capacity(8 + entries.len() * 10);
+        payload.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        for (k, _) in &entries {
+            payload.extend_from_slice(&k.to_le_bytes());
+        }
+        for (_, q) in &entries {
+            payload.extend_from_slice(&q.to_le_bytes());
+        }
+        model_file::encode(&header, &payload)
+    }
+
+    /// Reads a model file's bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<NbModel, ModelFileError> {
+        let (header, payload) = model_file::decode(bytes)?;
+        let header: NbHeader = serde_json::from_str(header).map_err(|e| ModelFileError::Header(e.to_string()))?;
+        if header.kind != "nb" {
+            return Err(ModelFileError::Header(format!("kind `{}` is not `nb`", header.kind)));
+        }
+        if header.hash_seed != HASH_SEED {
+            return Err(ModelFileError::Header(format!("hash seed {:#x} is not this build's", header.hash_seed)));
+        }
+        if !(header.weight_scale.is_finite() && header.prior.is_finite() && header.bias.is_finite()) {
+            return Err(ModelFileError::Header("non-finite number".to_string()));
+        }
+        let mut r = Reader::new(payload);
+        let n = r.u64()?;
+        // Check the count against the bytes present before allocating anything.
+        if n.checked_mul(10) != Some(r.remaining() as u64) {
+            return Err(ModelFileError::Payload(format!("{n} weights do not fit {} bytes", r.remaining())));
+        }
+        let n = n as usize;
+        let keys = r.take(n * 8)?;
+        let ws = r.take(n * 2)?;
+        let mut entries = Vec::with_capacity(n);
+        let mut prev = None;
+        for i in 0..n {
+            let k = u64::from_le_bytes(keys[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+            if prev.is_some_and(|p| p >= k) || k == 0 {
+                return Err(ModelFileError::Payload("keys not strictly increasing".to_string()));
+            }
+            prev = Some(k);
+            entries.push((k, i16::from_le_bytes(ws[i * 2..i * 2 + 2].try_into().expect("2 bytes"))));
+        }
+        Ok(NbModel { table: WeightTable::build(&entries, header.weight_scale), header })
+    }
+
+    pub fn len(&self) -> usize {
+        self.table.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.len == 0
+    }
+
+    /// Log-odds of one token's features, prior included.
+    #[inline]
+    pub fn log_odds(&self, f: &TokenFeatures) -> f64 {
+        self.header.prior + f.as_slice().iter().map(|&k| f64::from(self.table.get(k))).sum::<f64>()
+    }
+
+    /// The score p − 0.5 + bias of one token.
+    #[inline]
+    pub fn score(&self, f: &TokenFeatures) -> f64 {
+        sigmoid(self.log_odds(f)) - 0.5 + self.header.bias
+    }
+}
+
+#[inline]
+pub fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Open-addressing hash table of weights: keys are already uniform 64-bit hashes, so the low
+/// bits index directly; key 0 marks an empty slot (no feature hashes to 0 in a valid file).
+#[derive(Debug, Clone)]
+struct WeightTable {
+    keys: Vec<u64>,
+    weights: Vec<f32>,
+    quantised: Vec<i16>,
+    mask: usize,
+    len: usize,
+}
+
+impl WeightTable {
+    fn build(entries: &[(u64, i16)], scale: f64) -> WeightTable {
+        let cap = (entries.len() * 2).next_power_of_two().max(16);
+        let mut t =
+            WeightTable { keys: vec![0; cap], weights: vec![0.0; cap], quantised: vec![0; cap], mask: cap - 1, len: 0 };
+        for &(k, q) in entries {
+            if k == 0 {
+                continue;
+            }
+            let mut i = (k as usize) & t.mask;
+            while t.keys[i] != 0 && t.keys[i] != k {
+                i = (i + 1) & t.mask;
+            }
+            if t.keys[i] == 0 {
+                t.len += 1;
+            }
+            t.keys[i] = k;
+            t.quantised[i] = q;
+            t.weights[i] = (f64::from(q) * scale) as f32;
+        }
+        t
+    }
+
+    #[inline]
+    fn get(&self, k: u64) -> f32 {
+        let mut i = (k as usize) & self.mask;
+        loop {
+            let s = self.keys[i];
+            if s == k {
+                return self.weights[i];
+            }
+            if s == 0 {
+                return 0.0;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn sorted_entries(&self) -> Vec<(u64, i16)> {
+        let mut v: Vec<(u64, i16)> =
+            self.keys.iter().zip(&self.quantised).filter(|(k, _)| **k != 0).map(|(&k, &q)| (k, q)).collect();
+        v.sort_unstable_by_key(|e| e.0);
+        v
+    }
+}
+
+thread_local! {
+    /// One normaliser (with its stem memo) per thread, lent to the page being scored.
+    static NORMALIZER: RefCell<Option<Normalizer>> = const { RefCell::new(None) };
+}
+
+/// The Naive Bayes scorer over a loaded model.
+pub struct NbScorer {
+    model: NbModel,
+    name: String,
+}
+
+impl NbScorer {
+    pub fn new(model: NbModel, name: impl Into<String>) -> Self {
+        NbScorer { model, name: name.into() }
+    }
+
+    pub fn model(&self) -> &NbModel {
+        &self.model
+    }
+}
+
+impl Scorer for NbScorer {
+    fn name(&self) -> &'static str {
+        "nb"
+    }
+
+    fn model_id(&self) -> String {
+        format!("nb:{}({} features, {})", self.name, self.model.len(), self.model.header.features.describe())
+    }
+
+    fn page_scorer(&self) -> Box<dyn PageScorer + '_> {
+        let norm = NORMALIZER.with(|n| n.borrow_mut().take()).unwrap_or_default();
+        Box::new(NbPageScorer {
+            model: &self.model,
+            stream: FeatureStream::new(self.model.header.features),
+            norm: Some(norm),
+        })
+    }
+}
+
+struct NbPageScorer<'m> {
+    model: &'m NbModel,
+    stream: FeatureStream,
+    norm: Option<Normalizer>,
+}
+
+impl PageScorer for NbPageScorer<'_> {
+    #[inline]
+    fn push(&mut self, page: &str, token: &Token, out: &mut dyn FnMut(f64)) {
+        let model = self.model;
+        let norm = self.norm.as_mut().expect("normaliser present until drop");
+        self.stream.push(norm, page, token, &mut |f| out(model.score(f)));
+    }
+
+    fn finish(&mut self, _page: &str, out: &mut dyn FnMut(f64)) {
+        let model = self.model;
+        self.stream.finish(&mut |f| out(model.score(f)));
+    }
+}
+
+impl Drop for NbPageScorer<'_> {
+    fn drop(&mut self) {
+        if let Some(n) = self.norm.take() {
+            NORMALIZER.with(|slot| *slot.borrow_mut() = Some(n));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feats(keys: &[u64]) -> TokenFeatures {
+        let mut f = TokenFeatures::default();
+        for &k in keys {
+            f.keys[f.len as usize] = k;
+            f.len += 1;
+        }
+        f
+    }
+
+    #[test]
+    fn weights_are_laplace_smoothed_log_odds_and_unseen_features_add_nothing() {
+        let types = [FeatureType::Trigram];
+        let mut c = NbCounts::default();
+        // Feature 11: 3× in, 1× out. Feature 12: 1× in, 3× out. Vocabulary 2, α = 1.
+        for (k, lab) in
+            [(11, true), (11, true), (11, true), (11, false), (12, true), (12, false), (12, false), (12, false)]
+        {
+            c.add(&feats(&[k]), &types, lab);
+        }
+        let params = NbParams { min_count: 1, ..NbParams::default() };
+        let m = NbModel::from_counts(&c, params, TrainingSummary::default());
+        // P(11|in) = (3+1)/(4+2), P(11|out) = (1+1)/(4+2) → w = ln 2.
+        let w11 = m.log_odds(&feats(&[11])) - m.header.prior;
+        assert!((w11 - 2f64.ln()).abs() < 1e-3, "{w11}");
+        let w12 = m.log_odds(&feats(&[12])) - m.header.prior;
+        assert!((w12 + 2f64.ln()).abs() < 1e-3);
+        assert_eq!(m.log_odds(&feats(&[99])), m.header.prior);
+        assert_eq!(m.header.prior, 0.0);
+        // Score is p - 0.5: sigmoid(ln 2) = 2/3.
+        assert!((m.score(&feats(&[11])) - (2.0 / 3.0 - 0.5)).abs() < 1e-3);
+    }
+
+    #[test]
+    fn file_round_trip_is_byte_identical_and_pruning_applies() {
+        let types = [FeatureType::Trigram, FeatureType::Mrut];
+        let mut c = NbCounts::default();
+        for i in 0..500u64 {
+            c.add(&feats(&[1000 + i % 50, 5000 + i % 7]), &types, i % 3 == 0);
+        }
+        c.add(&feats(&[77, 78]), &types, true); // seen once: pruned with min_count 2
+        let m = NbModel::from_counts(&c, NbParams::default(), TrainingSummary::default());
+        assert_eq!(m.len(), 57);
+        let bytes = m.to_bytes();
+        let back = NbModel::from_bytes(&bytes).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(back.header, m.header);
+        let f = feats(&[1003, 5003]);
+        assert!((back.score(&f) - m.score(&f)).abs() < 1e-6);
+        for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+            assert!(NbModel::from_bytes(&bytes[..cut]).is_err());
+        }
+    }
+}
