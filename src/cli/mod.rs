@@ -41,6 +41,9 @@ pub struct ExtractorArgs {
     /// Model file for the scorer (default: the built-in model).
     #[arg(long)]
     pub model: Option<std::path::PathBuf>,
+    /// Replace the model's bias (added to every Naive Bayes token score p - 0.5).
+    #[arg(long, allow_hyphen_values = true)]
+    pub bias: Option<f64>,
     /// Cut the extracted span at its first <hr> (the paper's HR constraint).
     #[arg(long)]
     pub hr: bool,
@@ -54,7 +57,7 @@ pub struct ExtractorArgs {
 
 impl ExtractorArgs {
     pub fn build(&self) -> anyhow::Result<(Box<dyn Scorer>, ExtractOptions)> {
-        let scorer = scoring::build(&self.scorer, self.model.as_deref())?;
+        let scorer = scoring::build(&self.scorer, self.model.as_deref(), self.bias)?;
         let options = ExtractOptions { hr_constraint: self.hr, clean: self.clean, ..ExtractOptions::default() };
         Ok((scorer, options))
     }
@@ -78,7 +81,15 @@ pub fn main() -> ExitCode {
         Ok(Outcome::SomeFailed) => ExitCode::from(1),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            // Library errors already name their cause; print each cause only once.
+            let mut msg = e.to_string();
+            for cause in e.chain().skip(1) {
+                let c = cause.to_string();
+                if !msg.contains(&c) {
+                    msg = format!("{msg}: {c}");
+                }
+            }
+            let _ = writeln!(std::io::stderr(), "error: {msg}");
             ExitCode::from(2)
         }
     }

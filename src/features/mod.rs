@@ -24,19 +24,23 @@ pub struct FeatureSet {
     pub bigram: bool,
     /// The two most recent unclosed tags as one feature.
     pub mrut2: bool,
+    /// Words of the `id`/`class` attributes of the nearest open element that has any
+    /// (our extension: modern pages name their parts `nav`, `sidebar`, `comment`).
+    pub classes: bool,
 }
 
 impl Default for FeatureSet {
     /// The paper's final choice: trigram and MRUT.
     fn default() -> Self {
-        FeatureSet { trigram: true, mrut: true, unigram: false, bigram: false, mrut2: false }
+        FeatureSet { trigram: true, mrut: true, unigram: false, bigram: false, mrut2: false, classes: false }
     }
 }
 
 impl FeatureSet {
     /// Parses a comma list such as `trigram,mrut`.
     pub fn parse(list: &str) -> Result<Self, String> {
-        let mut f = FeatureSet { trigram: false, mrut: false, unigram: false, bigram: false, mrut2: false };
+        let mut f =
+            FeatureSet { trigram: false, mrut: false, unigram: false, bigram: false, mrut2: false, classes: false };
         for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "trigram" => f.trigram = true,
@@ -44,12 +48,15 @@ impl FeatureSet {
                 "unigram" => f.unigram = true,
                 "bigram" => f.bigram = true,
                 "mrut2" => f.mrut2 = true,
+                "classes" => f.classes = true,
                 other => {
-                    return Err(format!("unknown feature `{other}` (known: trigram, mrut, unigram, bigram, mrut2)"));
+                    return Err(format!(
+                        "unknown feature `{other}` (known: trigram, mrut, unigram, bigram, mrut2, classes)"
+                    ));
                 }
             }
         }
-        if f == (FeatureSet { trigram: false, mrut: false, unigram: false, bigram: false, mrut2: false }) {
+        if f.types().is_empty() {
             return Err("no features selected".to_string());
         }
         Ok(f)
@@ -63,6 +70,7 @@ impl FeatureSet {
             (self.unigram, FeatureType::Unigram),
             (self.bigram, FeatureType::Bigram),
             (self.mrut2, FeatureType::Mrut2),
+            (self.classes, FeatureType::Classes),
         ];
         all.iter().filter(|(on, _)| *on).map(|&(_, t)| t).collect()
     }
@@ -81,6 +89,7 @@ pub enum FeatureType {
     Unigram = 3,
     Bigram = 4,
     Mrut2 = 5,
+    Classes = 6,
 }
 
 impl FeatureType {
@@ -91,6 +100,7 @@ impl FeatureType {
             FeatureType::Unigram => "unigram",
             FeatureType::Bigram => "bigram",
             FeatureType::Mrut2 => "mrut2",
+            FeatureType::Classes => "classes",
         }
     }
 }
@@ -109,14 +119,28 @@ const MAX_UNWIND: usize = 256;
 #[derive(Debug, Default, Clone)]
 pub struct TagStack {
     stack: Vec<TagId>,
+    /// Per entry: end offset of its id/class words in `words` (kept only when asked).
+    word_end: Vec<u32>,
+    words: Vec<u64>,
+    with_words: bool,
 }
 
 /// Marker for "no open tag".
 pub const NO_TAG: u16 = 0xFFFF;
 
+/// id/class words kept per element.
+const MAX_CLASS_WORDS: usize = 4;
+
 impl TagStack {
+    /// A stack that also remembers each element's id/class words.
+    pub fn with_class_words() -> Self {
+        TagStack { with_words: true, ..TagStack::default() }
+    }
+
     pub fn clear(&mut self) {
         self.stack.clear();
+        self.word_end.clear();
+        self.words.clear();
     }
 
     /// The most recent unclosed tag (or [`NO_TAG`]).
@@ -133,17 +157,112 @@ impl TagStack {
         self.stack.len()
     }
 
-    /// Updates the stack with a token.
-    pub fn update(&mut self, token: &Token) {
+    /// id/class words of the nearest open element that has any.
+    pub fn nearest_class_words(&self) -> &[u64] {
+        for i in (0..self.word_end.len()).rev() {
+            let start = if i == 0 { 0 } else { self.word_end[i - 1] as usize };
+            let end = self.word_end[i] as usize;
+            if end > start {
+                return &self.words[start..end];
+            }
+        }
+        &[]
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.stack.truncate(len);
+        if self.with_words {
+            self.word_end.truncate(len);
+            self.words.truncate(self.word_end.last().map_or(0, |&e| e as usize));
+        }
+    }
+
+    /// Updates the stack with a token (`page` is needed only for id/class words).
+    pub fn update(&mut self, page: &str, token: &Token) {
         match token.kind {
-            TokenKind::StartTag => self.stack.push(token.tag),
+            TokenKind::StartTag => {
+                self.stack.push(token.tag);
+                if self.with_words {
+                    let before = self.words.len();
+                    class_words(token.raw(page).as_bytes(), &mut self.words);
+                    debug_assert!(self.words.len() - before <= MAX_CLASS_WORDS);
+                    self.word_end.push(self.words.len() as u32);
+                }
+            }
             TokenKind::EndTag => {
                 let lo = self.stack.len().saturating_sub(MAX_UNWIND);
                 if let Some(p) = self.stack[lo..].iter().rposition(|&t| t == token.tag) {
-                    self.stack.truncate(lo + p);
+                    self.truncate(lo + p);
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Appends hashes of the words of a start tag's `id` and `class` values (split on anything
+/// not alphanumeric, lower-cased, numbers and one- or two-letter words dropped), at most
+/// [`MAX_CLASS_WORDS`]. Scans the raw tag without allocating.
+pub fn class_words(tag: &[u8], out: &mut Vec<u64>) {
+    let start = out.len();
+    let mut i = 1;
+    // Skip the tag name.
+    while i < tag.len() && !tag[i].is_ascii_whitespace() && tag[i] != b'>' && tag[i] != b'/' {
+        i += 1;
+    }
+    while i < tag.len() && out.len() - start < MAX_CLASS_WORDS {
+        while i < tag.len() && (tag[i].is_ascii_whitespace() || tag[i] == b'/') {
+            i += 1;
+        }
+        if i >= tag.len() || tag[i] == b'>' {
+            break;
+        }
+        let ns = i;
+        while i < tag.len() && !tag[i].is_ascii_whitespace() && !matches!(tag[i], b'=' | b'>' | b'/') {
+            i += 1;
+        }
+        let name = &tag[ns..i];
+        while i < tag.len() && tag[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= tag.len() || tag[i] != b'=' {
+            continue;
+        }
+        i += 1;
+        while i < tag.len() && tag[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let (vs, ve) = match tag.get(i) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let vs = i + 1;
+                let ve = memchr::memchr(q, &tag[vs..]).map_or(tag.len(), |o| vs + o);
+                i = (ve + 1).min(tag.len());
+                (vs, ve)
+            }
+            _ => {
+                let vs = i;
+                while i < tag.len() && !tag[i].is_ascii_whitespace() && tag[i] != b'>' {
+                    i += 1;
+                }
+                (vs, i)
+            }
+        };
+        if !(name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id")) {
+            continue;
+        }
+        for w in tag[vs..ve].split(|b| !b.is_ascii_alphanumeric()) {
+            if out.len() - start >= MAX_CLASS_WORDS {
+                break;
+            }
+            if w.len() < 3 || w.iter().all(u8::is_ascii_digit) {
+                continue;
+            }
+            let mut lower = [0u8; 24];
+            let n = w.len().min(24);
+            for (d, s) in lower.iter_mut().zip(&w[..n]) {
+                *d = s.to_ascii_lowercase();
+            }
+            out.push(xxh3_64_with_seed(&lower[..n], HASH_SEED ^ 2));
         }
     }
 }
@@ -158,10 +277,12 @@ fn key(parts: [u64; 3], ty: FeatureType) -> u64 {
     xxh3_64_with_seed(&b, HASH_SEED)
 }
 
-/// Features of one token: up to five keys, one per enabled type, in [`FeatureSet::types`] order.
+/// Features of one token: one key per enabled type in [`FeatureSet::types`] order, except
+/// `classes`, which adds one key per id/class word (up to four).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TokenFeatures {
-    pub keys: [u64; 5],
+    pub keys: [u64; 8],
+    pub types: [u8; 8],
     pub len: u8,
 }
 
@@ -177,6 +298,8 @@ struct Pending {
     norm: u64,
     mrut: u16,
     mrut2: u16,
+    classes: [u64; MAX_CLASS_WORDS],
+    n_classes: u8,
 }
 
 /// Streaming feature extraction with two tokens of look-ahead.
@@ -196,7 +319,7 @@ impl FeatureStream {
         FeatureStream {
             set,
             types: set.types(),
-            stack: TagStack::default(),
+            stack: if set.classes { TagStack::with_class_words() } else { TagStack::default() },
             ring: [Pending::default(); 3],
             n: 0,
             done: 0,
@@ -211,8 +334,18 @@ impl FeatureStream {
     #[inline]
     pub fn push(&mut self, norm: &mut Normalizer, page: &str, token: &Token, out: &mut dyn FnMut(&TokenFeatures)) {
         // MRUT is the top of the stack *before* this token: the tag the token sits in.
-        let p = Pending { norm: norm.key(page, token), mrut: self.stack.top(), mrut2: self.stack.second() };
-        self.stack.update(token);
+        let mut p = Pending {
+            norm: norm.key(page, token),
+            mrut: self.stack.top(),
+            mrut2: self.stack.second(),
+            ..Pending::default()
+        };
+        if self.set.classes {
+            let w = self.stack.nearest_class_words();
+            p.classes[..w.len()].copy_from_slice(w);
+            p.n_classes = w.len() as u8;
+        }
+        self.stack.update(page, token);
         self.ring[self.n % 3] = p;
         self.n += 1;
         if self.n >= 3 {
@@ -240,15 +373,23 @@ impl FeatureStream {
         let (a, b, c) = (me.norm, self.norm_at(i + 1), self.norm_at(i + 2));
         let mut f = TokenFeatures::default();
         for &t in &self.types {
-            let k = match t {
-                FeatureType::Trigram => key([a, b, c], t),
-                FeatureType::Mrut => key([u64::from(me.mrut), 0, 0], t),
-                FeatureType::Unigram => key([a, 0, 0], t),
-                FeatureType::Bigram => key([a, b, 0], t),
-                FeatureType::Mrut2 => key([u64::from(me.mrut), u64::from(me.mrut2), 0], t),
+            let mut put = |k: u64| {
+                f.keys[f.len as usize] = k;
+                f.types[f.len as usize] = t as u8;
+                f.len += 1;
             };
-            f.keys[f.len as usize] = k;
-            f.len += 1;
+            match t {
+                FeatureType::Trigram => put(key([a, b, c], t)),
+                FeatureType::Mrut => put(key([u64::from(me.mrut), 0, 0], t)),
+                FeatureType::Unigram => put(key([a, 0, 0], t)),
+                FeatureType::Bigram => put(key([a, b, 0], t)),
+                FeatureType::Mrut2 => put(key([u64::from(me.mrut), u64::from(me.mrut2), 0], t)),
+                FeatureType::Classes => {
+                    for &w in &me.classes[..me.n_classes as usize] {
+                        put(key([w, 0, 0], t));
+                    }
+                }
+            }
         }
         f
     }
@@ -274,7 +415,7 @@ mod tests {
 
     #[test]
     fn trigrams_see_two_tokens_ahead_and_normalise() {
-        let set = FeatureSet { trigram: true, mrut: false, ..FeatureSet::default() };
+        let set = FeatureSet { mrut: false, ..FeatureSet::default() };
         // "Running dogs run" vs "runs dog running": same stems, same trigram at position 1.
         let a = feats("<p>Running dogs 12</p>", set);
         let b = feats("<p>runs DOG 7</p>", set);
@@ -286,6 +427,7 @@ mod tests {
 
     #[test]
     fn mrut_stack_unwinds_to_the_matching_tag() {
+        let page = "";
         let mut st = TagStack::default();
         let tok = |kind, tag| Token {
             kind,
@@ -296,17 +438,17 @@ mod tests {
             start: 0,
             end: 0,
         };
-        st.update(&tok(TokenKind::StartTag, tags::DIV));
-        st.update(&tok(TokenKind::StartTag, tags::P));
-        st.update(&tok(TokenKind::StartTag, tags::A));
+        st.update(page, &tok(TokenKind::StartTag, tags::DIV));
+        st.update(page, &tok(TokenKind::StartTag, tags::P));
+        st.update(page, &tok(TokenKind::StartTag, tags::A));
         assert_eq!(st.top(), u16::from(tags::A));
         assert_eq!(st.second(), u16::from(tags::P));
         // </div> unwinds the unclosed <p> and <a> too.
-        st.update(&tok(TokenKind::EndTag, tags::DIV));
+        st.update(page, &tok(TokenKind::EndTag, tags::DIV));
         assert_eq!(st.top(), NO_TAG);
         // A stray close tag changes nothing.
-        st.update(&tok(TokenKind::StartTag, tags::P));
-        st.update(&tok(TokenKind::EndTag, tags::TABLE));
+        st.update(page, &tok(TokenKind::StartTag, tags::P));
+        st.update(page, &tok(TokenKind::EndTag, tags::TABLE));
         assert_eq!(st.top(), u16::from(tags::P));
     }
 
@@ -316,5 +458,30 @@ mod tests {
         assert!(FeatureSet::parse("trigram,nope").is_err());
         assert!(FeatureSet::parse("").is_err());
         assert_eq!(FeatureSet::parse("unigram,bigram,mrut2").unwrap().describe(), "unigram,bigram,mrut2");
+    }
+
+    #[test]
+    fn class_words_of_the_nearest_named_ancestor() {
+        let mut w = Vec::new();
+        class_words(br#"<div id="main-content" class='sidebar widget_12 x' data-x="a>b">"#, &mut w);
+        assert_eq!(w.len(), 4);
+        let mut w2 = Vec::new();
+        class_words(b"<DIV CLASS=Sidebar>", &mut w2);
+        assert_eq!(w2[0], w[2]);
+        let mut none = Vec::new();
+        class_words(b"<p>", &mut none);
+        class_words(b"<p class=\"12 a\">", &mut none);
+        assert!(none.is_empty());
+
+        let html = "<div class=comments><p>Nice <b>post</b></p></div><p>x</p>";
+        let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let mut st = TagStack::with_class_words();
+        let mut seen = Vec::new();
+        for t in &s.sink {
+            seen.push(st.nearest_class_words().len());
+            st.update(&s.page, t);
+        }
+        // <div> itself sits outside; p, Nice, <b>, post, </b>, </p>, </div> see "comments".
+        assert_eq!(seen, [0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0]);
     }
 }

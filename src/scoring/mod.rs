@@ -28,6 +28,8 @@ pub trait Scorer: Send + Sync {
     fn model_id(&self) -> String;
     /// Per-page scoring state.
     fn page_scorer(&self) -> Box<dyn PageScorer + '_>;
+    /// Sets a constant added to every token score (the paper's bias; no-op where meaningless).
+    fn set_bias(&mut self, _bias: f64) {}
 }
 
 /// Per-page streaming state of a scorer.
@@ -65,8 +67,17 @@ pub const NAMES: &[&str] = &["nb", "simple"];
 /// The default model, trained on the wcxb train split (models/README.md), built into the binary.
 pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
 
-/// Builds a registered scorer by name, with an optional model file (else the built-in one).
-pub fn build(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
+/// Builds a registered scorer by name, with an optional model file (else the built-in one)
+/// and an optional bias replacing the model's own.
+pub fn build(name: &str, model: Option<&Path>, bias: Option<f64>) -> Result<Box<dyn Scorer>, ScorerError> {
+    let mut scorer = load(name, model)?;
+    if let Some(b) = bias {
+        scorer.set_bias(b);
+    }
+    Ok(scorer)
+}
+
+fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
     match (name, model) {
         ("simple", None) => Ok(Box::new(SimpleScorer::new(SimpleScorerConfig::default()))),
         ("nb", None) => {

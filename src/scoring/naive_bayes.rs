@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model_file::{self, ModelFileError, Reader};
 use super::{PageScorer, Scorer};
-use crate::features::{FeatureSet, FeatureStream, FeatureType, TokenFeatures};
+use crate::features::{FeatureSet, FeatureStream, TokenFeatures};
 use crate::html::Token;
 use crate::html::normalize::{HASH_SEED, Normalizer};
 
@@ -67,10 +67,10 @@ pub struct NbCounts {
 
 impl NbCounts {
     #[inline]
-    pub fn add(&mut self, features: &TokenFeatures, types: &[FeatureType], label_in: bool) {
+    pub fn add(&mut self, features: &TokenFeatures, label_in: bool) {
         self.tokens[usize::from(!label_in)] += 1;
-        for (&k, &t) in features.as_slice().iter().zip(types) {
-            let e = self.counts.entry(k).or_insert((0, 0, t as u8));
+        for (&k, &t) in features.as_slice().iter().zip(&features.types) {
+            let e = self.counts.entry(k).or_insert((0, 0, t));
             if label_in {
                 e.0 = e.0.saturating_add(1);
             } else {
@@ -326,6 +326,10 @@ impl Scorer for NbScorer {
         format!("nb:{}({} features, {})", self.name, self.model.len(), self.model.header.features.describe())
     }
 
+    fn set_bias(&mut self, bias: f64) {
+        self.model.header.bias = bias;
+    }
+
     fn page_scorer(&self) -> Box<dyn PageScorer + '_> {
         let norm = NORMALIZER.with(|n| n.borrow_mut().take()).unwrap_or_default();
         Box::new(NbPageScorer {
@@ -367,11 +371,14 @@ impl Drop for NbPageScorer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::FeatureType;
 
     fn feats(keys: &[u64]) -> TokenFeatures {
+        let types = [FeatureType::Trigram, FeatureType::Mrut];
         let mut f = TokenFeatures::default();
-        for &k in keys {
+        for (i, &k) in keys.iter().enumerate() {
             f.keys[f.len as usize] = k;
+            f.types[f.len as usize] = types[i] as u8;
             f.len += 1;
         }
         f
@@ -379,13 +386,12 @@ mod tests {
 
     #[test]
     fn weights_are_laplace_smoothed_log_odds_and_unseen_features_add_nothing() {
-        let types = [FeatureType::Trigram];
         let mut c = NbCounts::default();
         // Feature 11: 3× in, 1× out. Feature 12: 1× in, 3× out. Vocabulary 2, α = 1.
         for (k, lab) in
             [(11, true), (11, true), (11, true), (11, false), (12, true), (12, false), (12, false), (12, false)]
         {
-            c.add(&feats(&[k]), &types, lab);
+            c.add(&feats(&[k]), lab);
         }
         let params = NbParams { min_count: 1, ..NbParams::default() };
         let m = NbModel::from_counts(&c, params, TrainingSummary::default());
@@ -402,12 +408,11 @@ mod tests {
 
     #[test]
     fn file_round_trip_is_byte_identical_and_pruning_applies() {
-        let types = [FeatureType::Trigram, FeatureType::Mrut];
         let mut c = NbCounts::default();
         for i in 0..500u64 {
-            c.add(&feats(&[1000 + i % 50, 5000 + i % 7]), &types, i % 3 == 0);
+            c.add(&feats(&[1000 + i % 50, 5000 + i % 7]), i % 3 == 0);
         }
-        c.add(&feats(&[77, 78]), &types, true); // seen once: pruned with min_count 2
+        c.add(&feats(&[77, 78]), true); // seen once: pruned with min_count 2
         let m = NbModel::from_counts(&c, NbParams::default(), TrainingSummary::default());
         assert_eq!(m.len(), 57);
         let bytes = m.to_bytes();

@@ -125,12 +125,11 @@ pub fn label_page(html: &[u8], gold_text: &str, opts: &LabelOptions) -> Result<L
 
 /// Adds one labelled page's features to `counts`.
 pub fn count_page(p: &LabelledPage, features: FeatureSet, norm: &mut Normalizer, counts: &mut NbCounts) {
-    let types = features.types();
     let mut fs = FeatureStream::new(features);
     let mut i = 0usize;
     let span = p.span;
     let mut add = |f: &crate::features::TokenFeatures| {
-        counts.add(f, &types, i >= span.0 && i <= span.1);
+        counts.add(f, i >= span.0 && i <= span.1);
         i += 1;
     };
     for t in &p.tokens {

@@ -1,0 +1,105 @@
+//! Behaviour of the `pipeline` binary on files the tests write: extraction, JSON output,
+//! per-page errors with exit code 1, usage errors with exit code 2, evaluation of a manifest.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn pipeline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
+}
+
+fn article(words: &str) -> String {
+    let para = format!("<p>{words} {words} {words} {words} {words}.</p>\n");
+    format!(
+        "<html><head><title>Test page</title><script>var x = '<p>no</p>';</script></head><body>\
+         <nav><ul><li><a href=/>Home</a></li><li><a href=/a>About</a></li></ul></nav>\
+         <article><h1>Headline</h1>{}</article>\
+         <footer><a href=/c>Contact</a> <a href=/p>Privacy</a></footer></body></html>",
+        para.repeat(8)
+    )
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn extracts_bundled_examples_with_the_default_model() {
+    let pages = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/pages/riverside-park.html");
+    let out = pipeline(&["extract", pages]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("riverside park") || text.contains("council"), "{text}");
+    assert!(!text.contains("All rights reserved"), "footer leaked: {text}");
+}
+
+#[test]
+fn both_scorers_and_json_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = write(dir.path(), "a.html", article("the quick brown fox jumps over the lazy dog").as_bytes());
+    for scorer in ["simple", "nb"] {
+        let out = pipeline(&["extract", "--json", "--scorer", scorer, &page]);
+        assert!(out.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["title"], "Test page");
+        assert_eq!(v["scorer"], scorer);
+        assert!(v["text"].as_str().unwrap().contains("quick brown fox"), "{scorer}: {v}");
+        assert!(!v["text"].as_str().unwrap().contains("Privacy"), "{scorer}: {v}");
+        assert!(v["span"].is_array());
+    }
+}
+
+#[test]
+fn a_bad_page_is_reported_and_the_run_goes_on_with_exit_code_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.html", article("alpha beta gamma delta").as_bytes());
+    let png = write(dir.path(), "image.html", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    let missing = dir.path().join("missing.html").to_string_lossy().into_owned();
+    let out = pipeline(&["extract", &png, &missing, &good]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("image.html") && err.contains("not html"), "{err}");
+    assert!(err.contains("missing.html"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("alpha beta gamma"));
+}
+
+#[test]
+fn usage_and_config_errors_exit_2() {
+    assert_eq!(pipeline(&["extract", "--scorer", "nope", "x.html"]).status.code(), Some(2));
+    assert_eq!(pipeline(&["frobnicate"]).status.code(), Some(2));
+    let dir = tempfile::tempdir().unwrap();
+    let bad_model = write(dir.path(), "bad.nbm", b"APMODEL\x01garbage");
+    let page = write(dir.path(), "p.html", b"<p>x</p>");
+    let out = pipeline(&["extract", "--model", &bad_model, &page]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.nbm"));
+}
+
+#[test]
+fn eval_scores_a_manifest_and_writes_predictions() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("html")).unwrap();
+    let words = "the council voted to expand the riverside park on tuesday evening";
+    write(&dir.path().join("html"), "t-1.html", article(words).as_bytes());
+    write(&dir.path().join("html"), "t-2.html", b"\x89PNG binary");
+    let gold = format!("{words} {words} {words} {words} {words}.");
+    let lines = [
+        serde_json::json!({"id": "t-1", "dataset": "t", "split": "dev", "html": "html/t-1.html", "gold": {"text": gold.repeat(8), "with": ["riverside park"], "without": ["Privacy"]}}),
+        serde_json::json!({"id": "t-2", "dataset": "t", "split": "dev", "html": "html/t-2.html", "gold": {"text": "lost page"}}),
+        serde_json::json!({"id": "t-3", "dataset": "t", "split": "train", "html": "html/t-1.html", "gold": {"text": "x"}}),
+    ];
+    let manifest =
+        write(dir.path(), "manifest.jsonl", lines.iter().map(|l| l.to_string() + "\n").collect::<String>().as_bytes());
+    let preds = dir.path().join("pred");
+    let out =
+        pipeline(&["eval", "--manifest", &manifest, "--split", "dev", "--json", "--out-dir", preds.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["overall"]["pages"], 2);
+    assert_eq!(v["failures"]["not_html"], 1);
+    assert!(v["datasets"]["t"]["with"].as_f64().unwrap() > 0.99);
+    assert!(v["throughput"]["html_bytes"].as_u64().unwrap() > 0);
+    assert!(std::fs::read_to_string(preds.join("t-1.txt")).unwrap().contains("riverside park"));
+}
