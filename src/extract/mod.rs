@@ -94,20 +94,30 @@ impl<'m> Extractor<'m> {
 
     /// Extracts a whole page held in memory.
     pub fn extract(&self, bytes: &[u8], http_charset: Option<&str>) -> Result<Extraction, ExtractError> {
-        let mut p = self.page(http_charset);
+        let mut p = self.page_with_size_hint(http_charset, bytes.len());
         p.write(bytes)?;
         p.end()
     }
 
     /// Starts a page fed in chunks.
     pub fn page(&self, http_charset: Option<&str>) -> PageExtraction<'m> {
+        self.page_with_size_hint(http_charset, 0)
+    }
+
+    /// Starts a page fed in chunks whose size is about `size_hint` bytes (buffers sized once).
+    pub fn page_with_size_hint(&self, http_charset: Option<&str>, size_hint: usize) -> PageExtraction<'m> {
         let sink = ScoreSink {
             scorer: self.scorer.page_scorer(),
             mss: MaxSubsequence::default(),
-            tokens: Vec::new(),
+            // About one token per six bytes of HTML on real pages.
+            tokens: Vec::with_capacity((size_hint / 6).min(1 << 22)),
             scores: self.options.keep_scores.then(Vec::new),
         };
-        let topts = TokenizerOptions { http_charset: http_charset.map(str::to_string), ..TokenizerOptions::default() };
+        let topts = TokenizerOptions {
+            http_charset: http_charset.map(str::to_string),
+            size_hint,
+            ..TokenizerOptions::default()
+        };
         PageExtraction {
             tokenizer: Tokenizer::new(sink, topts),
             options: self.options.clone(),

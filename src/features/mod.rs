@@ -267,14 +267,21 @@ pub fn class_words(tag: &[u8], out: &mut Vec<u64>) {
     }
 }
 
+/// Combines feature parts into one key. The parts are already uniform 64-bit hashes, so a
+/// multiply–xorshift mix per part (as in wyhash/splitmix) is enough and several times cheaper
+/// than hashing their bytes; it is fixed arithmetic, so keys are portable across machines.
 #[inline]
 fn key(parts: [u64; 3], ty: FeatureType) -> u64 {
-    let mut b = [0u8; 25];
-    b[0] = ty as u8;
-    b[1..9].copy_from_slice(&parts[0].to_le_bytes());
-    b[9..17].copy_from_slice(&parts[1].to_le_bytes());
-    b[17..25].copy_from_slice(&parts[2].to_le_bytes());
-    xxh3_64_with_seed(&b, HASH_SEED)
+    #[inline]
+    fn mix(h: u64, x: u64) -> u64 {
+        let m = u128::from(h ^ x) * 0x9E37_79B9_7F4A_7C15u128;
+        ((m >> 64) as u64) ^ (m as u64)
+    }
+    let h = mix(HASH_SEED ^ ty as u64, parts[0]);
+    let h = mix(h, parts[1].rotate_left(21));
+    let k = mix(h, parts[2].rotate_left(42));
+    // 0 marks an empty slot in the weight table.
+    if k == 0 { 1 } else { k }
 }
 
 /// Features of one token: one key per enabled type in [`FeatureSet::types`] order, except

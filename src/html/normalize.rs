@@ -7,6 +7,7 @@
 //! the memo is bounded and simply cleared when full.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use rust_stemmers::{Algorithm, Stemmer};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -21,12 +22,33 @@ pub const HASH_SEED: u64 = 0x5061_7374_6572_6e61; // "Pasterna"
 /// Entries kept in the stem memo before it is cleared (bounded memory on any input).
 const MEMO_LIMIT: usize = 1 << 20;
 
+/// Hasher for keys that are already uniform 64-bit hashes: passes them through.
+#[derive(Default)]
+pub struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// A map keyed by hashes.
+pub type HashKeyed<V> = HashMap<u64, V, BuildHasherDefault<IdentityHasher>>;
+
 /// Turns tokens into normalised keys. One per thread; reuse it across pages.
 pub struct Normalizer {
     stemmer: Stemmer,
     lower: String,
     decoded: String,
-    memo: HashMap<u64, u64>,
+    memo: HashKeyed<u64>,
 }
 
 impl Default for Normalizer {
@@ -35,7 +57,7 @@ impl Default for Normalizer {
             stemmer: Stemmer::create(Algorithm::English),
             lower: String::new(),
             decoded: String::new(),
-            memo: HashMap::new(),
+            memo: HashKeyed::default(),
         }
     }
 }

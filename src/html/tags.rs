@@ -149,22 +149,44 @@ pub const TAGS: &[&str] = &[
     "xmp",
 ];
 
-/// Looks a tag name up, ASCII case-insensitively, without allocating.
+/// Looks a tag name up, ASCII case-insensitively, without allocating: names are bucketed by
+/// (length, first letter), so a lookup compares against one or two candidates at most.
 pub fn tag_id(name: &[u8]) -> TagId {
     // Longest vocabulary name is 10 bytes; anything longer is unknown.
     if name.is_empty() || name.len() > 10 {
         return UNKNOWN;
     }
-    let mut buf = [0u8; 10];
-    for (d, s) in buf.iter_mut().zip(name) {
-        *d = s.to_ascii_lowercase();
+    let first = name[0].to_ascii_lowercase();
+    if !first.is_ascii_lowercase() {
+        return UNKNOWN;
     }
-    let lower = &buf[..name.len()];
-    match TAGS[1..].binary_search_by(|t| t.as_bytes().cmp(lower)) {
-        Ok(i) => (i + 1) as TagId,
-        Err(_) => UNKNOWN,
+    let bucket = &BUCKETS[name.len()][(first - b'a') as usize];
+    for &id in bucket.iter().take_while(|&&id| id != UNKNOWN) {
+        if TAGS[id as usize].as_bytes().eq_ignore_ascii_case(name) {
+            return id;
+        }
     }
+    UNKNOWN
 }
+
+/// Most names sharing a (length, first letter) bucket in [`TAGS`].
+const BUCKET_WIDTH: usize = 10;
+
+static BUCKETS: [[[TagId; BUCKET_WIDTH]; 26]; 11] = {
+    let mut b = [[[UNKNOWN; BUCKET_WIDTH]; 26]; 11];
+    let mut i = 1;
+    while i < TAGS.len() {
+        let t = TAGS[i].as_bytes();
+        let slot = &mut b[t.len()][(t[0] - b'a') as usize];
+        let mut j = 0;
+        while slot[j] != UNKNOWN {
+            j += 1;
+        }
+        slot[j] = i as TagId;
+        i += 1;
+    }
+    b
+};
 
 /// The name of a tag id (`<unknown>` for [`UNKNOWN`]).
 pub fn tag_name(id: TagId) -> &'static str {

@@ -89,11 +89,13 @@ pub struct TokenizerOptions {
     pub sniff_bytes: usize,
     /// lol_html's own buffers (a tag split across writes is buffered): default 16 MiB.
     pub max_parser_memory: usize,
+    /// Expected page size, to size the page buffer once (default 0: grow as needed).
+    pub size_hint: usize,
 }
 
 impl Default for TokenizerOptions {
     fn default() -> Self {
-        TokenizerOptions { http_charset: None, sniff_bytes: 16 * 1024, max_parser_memory: 16 << 20 }
+        TokenizerOptions { http_charset: None, sniff_bytes: 16 * 1024, max_parser_memory: 16 << 20, size_hint: 0 }
     }
 }
 
@@ -230,32 +232,61 @@ impl<S: TokenSink> State<S> {
     }
 
     /// Splits one text node into words and symbols.
+    ///
+    /// The hot loop of the whole extractor: ASCII bytes are classified by a table and word
+    /// runs are scanned in a tight inner loop; only non-ASCII characters and `&` references
+    /// take the slow path. Borrows are split so emitting needs no re-borrow of the page.
     fn words(&mut self, start: usize, end: usize) {
+        let State { sink, page, pending_space, tokens, pre_depth, .. } = self;
+        let page: &str = page;
+        let bytes = &page.as_bytes()[..end];
+        let pre = *pre_depth > 0;
+        let mut pending = *pending_space;
+        let mut emit = |pending: &mut Space, kind: TokenKind, s: usize, e: usize, has_entity: bool, numeric: bool| {
+            let space = std::mem::take(pending);
+            *tokens += 1;
+            sink.token(page, &Token { kind, tag: 0, space, has_entity, numeric, start: s as u32, end: e as u32 });
+        };
         let mut i = start;
         // Current word: start byte, whether it holds a reference, whether it is numeric so far.
         let mut word: Option<(usize, bool, bool)> = None;
         while i < end {
-            let b = self.page.as_bytes()[i];
-            // Classify the next character (or reference) and its byte length.
-            let (class, len, entity) = if b < 0x80 {
-                if b == b'&' {
-                    match entities::decode_at(&self.page.as_bytes()[i..end]) {
-                        Some((Decoded::Char(c), len)) => (classify(c), len, true),
-                        Some((Decoded::Str(s), len)) => (s.chars().next().map_or(Class::Symbol, classify), len, true),
-                        None => (Class::Symbol, 1, false),
+            let b = bytes[i];
+            let ascii = ASCII_CLASS[b as usize];
+            // Fast path: a run of ASCII letters/digits.
+            if ascii == A_ALPHA || ascii == A_DIGIT {
+                let ws = i;
+                let mut num = ascii == A_DIGIT;
+                i += 1;
+                while i < end {
+                    let c = ASCII_CLASS[bytes[i] as usize];
+                    if c == A_ALPHA {
+                        num = false;
+                    } else if c != A_DIGIT {
+                        break;
                     }
-                } else if b.is_ascii_alphabetic() {
-                    (Class::Alpha, 1, false)
-                } else if b.is_ascii_digit() {
-                    (Class::Digit, 1, false)
-                } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c') {
-                    (if b == b'\n' { Class::Newline } else { Class::Space }, 1, false)
-                } else {
-                    (Class::Symbol, 1, false)
+                    i += 1;
                 }
-            } else {
-                let c = self.page[i..].chars().next().unwrap_or('\u{FFFD}');
-                (classify(c), c.len_utf8(), false)
+                match &mut word {
+                    Some((_, _, n)) => *n &= num,
+                    None => word = Some((ws, false, num)),
+                }
+                continue;
+            }
+            // Classify the next character (or reference) and its byte length.
+            let (class, len, entity) = match ascii {
+                A_SPACE => (Class::Space, 1, false),
+                A_NEWLINE => (Class::Newline, 1, false),
+                A_AMP => match entities::decode_at(&bytes[i..end]) {
+                    Some((Decoded::Char(c), len)) => (classify(c), len, true),
+                    Some((Decoded::Str(t), len)) => (t.chars().next().map_or(Class::Symbol, classify), len, true),
+                    None => (Class::Symbol, 1, false),
+                },
+                A_OTHER => {
+                    let c = page[i..].chars().next().unwrap_or('\u{FFFD}');
+                    (classify(c), c.len_utf8(), false)
+                }
+                _ => (Class::Symbol, 1, false),
             };
             match class {
                 Class::Alpha | Class::Digit => {
@@ -269,27 +300,24 @@ impl<S: TokenSink> State<S> {
                     i += len;
                     continue;
                 }
-                Class::Symbol if word.is_some() && !entity => {
+                Class::Symbol if !entity && word.is_some() => {
                     // Keep "don't", "3.5" and "1,000" whole: an apostrophe between letters or a
                     // point/comma between digits joins the word when a word character follows.
-                    let (_, _, num) = word.unwrap_or_default();
-                    let joiner = matches!(b, b'\'')
-                        || (num && matches!(b, b'.' | b','))
-                        || self.page[i..].starts_with('\u{2019}');
-                    if joiner {
-                        let jl = if b == b'\'' || b == b'.' || b == b',' { 1 } else { 3 };
-                        let next = self.page.as_bytes().get(i + jl).copied();
-                        let ok = match next {
-                            Some(n) if i + jl < end => {
-                                if num {
-                                    n.is_ascii_digit()
-                                } else {
-                                    n.is_ascii_alphabetic()
-                                        || n >= 0x80
-                                            && self.page[i + jl..].chars().next().is_some_and(char::is_alphabetic)
-                                }
-                            }
-                            _ => false,
+                    let num = word.is_some_and(|w| w.2);
+                    let jl = if b == b'\'' || (num && (b == b'.' || b == b',')) {
+                        1
+                    } else if !num && page[i..].starts_with('\u{2019}') {
+                        3
+                    } else {
+                        0
+                    };
+                    if jl > 0 && i + jl < end {
+                        let n = bytes[i + jl];
+                        let ok = if num {
+                            n.is_ascii_digit()
+                        } else {
+                            n.is_ascii_alphabetic()
+                                || n >= 0x80 && page[i + jl..].chars().next().is_some_and(char::is_alphabetic)
                         };
                         if ok {
                             i += jl;
@@ -300,34 +328,54 @@ impl<S: TokenSink> State<S> {
                 _ => {}
             }
             if let Some((ws, e, num)) = word.take() {
-                self.emit(TokenKind::Word, 0, ws, i, e, num);
+                emit(&mut pending, TokenKind::Word, ws, i, e, num);
             }
             match class {
                 Class::Space => {
-                    if self.pending_space == Space::None {
-                        self.pending_space = Space::Space;
+                    if pending == Space::None {
+                        pending = Space::Space;
                     }
                 }
                 Class::Newline => {
-                    self.pending_space = if self.pre_depth > 0 {
-                        Space::Newline
-                    } else if self.pending_space == Space::Newline {
-                        Space::Newline
-                    } else {
-                        Space::Space
-                    };
+                    pending = if pre || pending == Space::Newline { Space::Newline } else { Space::Space }
                 }
-                Class::Ideograph => self.emit(TokenKind::Word, 0, i, i + len, entity, false),
-                _ => self.emit(TokenKind::Symbol, 0, i, i + len, entity, false),
+                Class::Ideograph => emit(&mut pending, TokenKind::Word, i, i + len, entity, false),
+                _ => emit(&mut pending, TokenKind::Symbol, i, i + len, entity, false),
             }
             i += len;
         }
         if let Some((ws, e, num)) = word {
-            self.emit(TokenKind::Word, 0, ws, end, e, num);
+            emit(&mut pending, TokenKind::Word, ws, end, e, num);
         }
-        // A text node's trailing whitespace separates it from what follows inline.
+        *pending_space = pending;
     }
 }
+
+const A_ALPHA: u8 = 0;
+const A_DIGIT: u8 = 1;
+const A_SPACE: u8 = 2;
+const A_NEWLINE: u8 = 3;
+const A_SYMBOL: u8 = 4;
+const A_AMP: u8 = 5;
+/// Non-ASCII lead or continuation byte: decode the character.
+const A_OTHER: u8 = 6;
+
+static ASCII_CLASS: [u8; 256] = {
+    let mut t = [A_OTHER; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b'a'..=b'z' | b'A'..=b'Z' => A_ALPHA,
+            b'0'..=b'9' => A_DIGIT,
+            b' ' | b'\t' | b'\r' | b'\x0c' => A_SPACE,
+            b'\n' => A_NEWLINE,
+            b'&' => A_AMP,
+            _ => A_SYMBOL,
+        };
+        b += 1;
+    }
+    t
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
@@ -384,7 +432,8 @@ impl<'s, S: TokenSink + 's> Tokenizer<'s, S> {
     pub fn new(sink: S, options: TokenizerOptions) -> Self {
         let state: Shared<S> = Rc::new(RefCell::new(State {
             sink,
-            page: String::new(),
+            // Decoded UTF-8 is at most 3× the bytes of any legacy encoding; cap the guess.
+            page: String::with_capacity(options.size_hint.min(64 << 20)),
             pos: 0,
             text_start: None,
             text_skip: false,
@@ -513,7 +562,8 @@ impl<S> TokenizerSummary<S> {
 
 /// Tokenizes a whole page at once, collecting the tokens.
 pub fn tokenize(bytes: &[u8], options: TokenizerOptions) -> Result<TokenizerSummary<Vec<Token>>, TokenizeError> {
-    let mut t = Tokenizer::new(Vec::new(), options);
+    let options = TokenizerOptions { size_hint: bytes.len(), ..options };
+    let mut t = Tokenizer::new(Vec::with_capacity(bytes.len() / 6), options);
     t.write(bytes)?;
     t.end()
 }

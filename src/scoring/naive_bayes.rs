@@ -19,7 +19,7 @@ use super::model_file::{self, ModelFileError, Reader};
 use super::{PageScorer, Scorer};
 use crate::features::{FeatureSet, FeatureStream, TokenFeatures};
 use crate::html::Token;
-use crate::html::normalize::{HASH_SEED, Normalizer};
+use crate::html::normalize::{HASH_SEED, HashKeyed, Normalizer};
 
 /// What a model file says about itself (the JSON header of the container).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,7 +61,7 @@ pub struct TrainingSummary {
 #[derive(Debug, Default, Clone)]
 pub struct NbCounts {
     /// key → (count in, count out, feature type)
-    pub counts: HashMap<u64, (u32, u32, u8)>,
+    pub counts: HashKeyed<(u32, u32, u8)>,
     pub tokens: [u64; 2],
 }
 
@@ -239,47 +239,49 @@ pub fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
-/// Open-addressing hash table of weights: keys are already uniform 64-bit hashes, so the low
-/// bits index directly; key 0 marks an empty slot (no feature hashes to 0 in a valid file).
+/// Open-addressing hash table of weights, laid out for one cache line per lookup: each slot
+/// holds a 32-bit fingerprint (the key's high half, never 0) and its weight. The key's low
+/// bits pick the slot; two features would have to agree on both halves to collide. The exact
+/// keys and quantised weights are kept apart for writing the file back.
 #[derive(Debug, Clone)]
 struct WeightTable {
-    keys: Vec<u64>,
-    weights: Vec<f32>,
-    quantised: Vec<i16>,
+    slots: Vec<(u32, f32)>,
+    entries: Vec<(u64, i16)>,
     mask: usize,
     len: usize,
+}
+
+#[inline]
+fn fingerprint(k: u64) -> u32 {
+    ((k >> 32) as u32).max(1)
 }
 
 impl WeightTable {
     fn build(entries: &[(u64, i16)], scale: f64) -> WeightTable {
         let cap = (entries.len() * 2).next_power_of_two().max(16);
-        let mut t =
-            WeightTable { keys: vec![0; cap], weights: vec![0.0; cap], quantised: vec![0; cap], mask: cap - 1, len: 0 };
+        let mut t = WeightTable { slots: vec![(0, 0.0); cap], entries: entries.to_vec(), mask: cap - 1, len: 0 };
         for &(k, q) in entries {
-            if k == 0 {
-                continue;
-            }
+            let fp = fingerprint(k);
             let mut i = (k as usize) & t.mask;
-            while t.keys[i] != 0 && t.keys[i] != k {
+            while t.slots[i].0 != 0 && t.slots[i].0 != fp {
                 i = (i + 1) & t.mask;
             }
-            if t.keys[i] == 0 {
+            if t.slots[i].0 == 0 {
                 t.len += 1;
             }
-            t.keys[i] = k;
-            t.quantised[i] = q;
-            t.weights[i] = (f64::from(q) * scale) as f32;
+            t.slots[i] = (fp, (f64::from(q) * scale) as f32);
         }
         t
     }
 
     #[inline]
     fn get(&self, k: u64) -> f32 {
+        let fp = fingerprint(k);
         let mut i = (k as usize) & self.mask;
         loop {
-            let s = self.keys[i];
-            if s == k {
-                return self.weights[i];
+            let (s, w) = self.slots[i];
+            if s == fp {
+                return w;
             }
             if s == 0 {
                 return 0.0;
@@ -289,8 +291,7 @@ impl WeightTable {
     }
 
     fn sorted_entries(&self) -> Vec<(u64, i16)> {
-        let mut v: Vec<(u64, i16)> =
-            self.keys.iter().zip(&self.quantised).filter(|(k, _)| **k != 0).map(|(&k, &q)| (k, q)).collect();
+        let mut v = self.entries.clone();
         v.sort_unstable_by_key(|e| e.0);
         v
     }
@@ -373,11 +374,12 @@ mod tests {
     use super::*;
     use crate::features::FeatureType;
 
+    /// Features with keys spread like real hashed keys.
     fn feats(keys: &[u64]) -> TokenFeatures {
         let types = [FeatureType::Trigram, FeatureType::Mrut];
         let mut f = TokenFeatures::default();
         for (i, &k) in keys.iter().enumerate() {
-            f.keys[f.len as usize] = k;
+            f.keys[f.len as usize] = k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             f.types[f.len as usize] = types[i] as u8;
             f.len += 1;
         }
