@@ -63,7 +63,7 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     let total = entries.len();
     let tty = std::io::stderr().is_terminal();
     let progress = move |done: usize| {
-        if tty && (done % 20 == 0 || done == total) {
+        if tty && (done.is_multiple_of(20) || done == total) {
             eprint!("\rtraining: {done}/{total} pages");
             if done == total {
                 eprintln!();
