@@ -593,7 +593,8 @@ mod tests {
     }
 
     fn chunked(html: &[u8], size: usize) -> (String, Vec<Token>) {
-        let mut t = Tokenizer::new(Vec::new(), TokenizerOptions::default());
+        // Decide the encoding at once so every chunk reaches lol_html as written.
+        let mut t = Tokenizer::new(Vec::new(), TokenizerOptions { sniff_bytes: 1, ..TokenizerOptions::default() });
         for c in html.chunks(size.max(1)) {
             t.write(c).unwrap();
         }
