@@ -96,7 +96,7 @@ impl StreamDecoder {
         let Some(dec) = self.decoder.as_mut() else { return };
         loop {
             self.out.clear();
-            let need = dec.max_utf8_buffer_length(bytes.len()).unwrap_or(bytes.len() * 3 + 16).min(1 << 20).max(64);
+            let need = dec.max_utf8_buffer_length(bytes.len()).unwrap_or(bytes.len() * 3 + 16).clamp(64, 1 << 20);
             self.out.reserve(need);
             let (result, read, _) = dec.decode_to_string(bytes, &mut self.out, last);
             if !self.out.is_empty() {
