@@ -121,6 +121,9 @@ pub struct TagStack {
     stack: Vec<TagId>,
     /// Per entry: end offset of its id/class words in `words` (kept only when asked).
     word_end: Vec<u32>,
+    /// Per entry: 1 + index of the nearest entry at or below it that has words (0: none),
+    /// so the lookup is O(1) however deep the page nests unnamed elements.
+    nearest: Vec<u32>,
     words: Vec<u64>,
     with_words: bool,
 }
@@ -140,6 +143,7 @@ impl TagStack {
     pub fn clear(&mut self) {
         self.stack.clear();
         self.word_end.clear();
+        self.nearest.clear();
         self.words.clear();
     }
 
@@ -159,20 +163,21 @@ impl TagStack {
 
     /// id/class words of the nearest open element that has any.
     pub fn nearest_class_words(&self) -> &[u64] {
-        for i in (0..self.word_end.len()).rev() {
-            let start = if i == 0 { 0 } else { self.word_end[i - 1] as usize };
-            let end = self.word_end[i] as usize;
-            if end > start {
-                return &self.words[start..end];
+        match self.nearest.last() {
+            Some(&n) if n > 0 => {
+                let i = n as usize - 1;
+                let start = if i == 0 { 0 } else { self.word_end[i - 1] as usize };
+                &self.words[start..self.word_end[i] as usize]
             }
+            _ => &[],
         }
-        &[]
     }
 
     fn truncate(&mut self, len: usize) {
         self.stack.truncate(len);
         if self.with_words {
             self.word_end.truncate(len);
+            self.nearest.truncate(len);
             self.words.truncate(self.word_end.last().map_or(0, |&e| e as usize));
         }
     }
@@ -187,6 +192,12 @@ impl TagStack {
                     class_words(token.raw(page).as_bytes(), &mut self.words);
                     debug_assert!(self.words.len() - before <= MAX_CLASS_WORDS);
                     self.word_end.push(self.words.len() as u32);
+                    let n = if self.words.len() > before {
+                        self.word_end.len() as u32
+                    } else {
+                        self.nearest.last().copied().unwrap_or(0)
+                    };
+                    self.nearest.push(n);
                 }
             }
             TokenKind::EndTag => {
