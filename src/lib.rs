@@ -16,9 +16,12 @@
 //! The `pipeline` binary (`src/main.rs`, `src/cli/`) only parses arguments and prints.
 
 pub mod dataset;
+pub mod dedup;
 pub mod eval;
 pub mod extract;
 pub mod features;
 pub mod html;
 pub mod scoring;
+pub mod sink;
+pub mod sources;
 pub mod training;

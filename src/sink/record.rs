@@ -1,0 +1,65 @@
+//! The output record: one JSON object per extracted page, shaped like datatrove and dolma
+//! documents (`id`, `text`, `metadata`) so their readers load it as is. The schema is
+//! documented in README.md and in `schema/record.schema.json`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::dedup::Fingerprints;
+
+/// One extracted page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The WARC-Record-ID of the response, or `url:` + xxh3-64 hex of the final URL.
+    pub id: String,
+    /// The extracted article text (paragraphs separated by blank lines).
+    pub text: String,
+    pub metadata: Metadata,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// The URL the page was asked for (the feed item link, or WARC-Target-URI).
+    pub url: String,
+    /// The URL after redirects (equal to `url` for WARC input).
+    pub final_url: String,
+    pub source: Source,
+    /// When the page was fetched (RFC 3339, UTC).
+    pub fetched_at: Option<String>,
+    /// HTTP status of the response.
+    pub status: Option<u16>,
+    /// The response's Content-Type, as sent.
+    pub content_type: Option<String>,
+    /// The character encoding the page was decoded with.
+    pub charset: Option<String>,
+    /// Text of `<title>`.
+    pub title: Option<String>,
+    pub extraction: ExtractionInfo,
+    pub fingerprints: Fingerprints,
+    /// The id of the first record of this run whose text this one nearly duplicates.
+    pub near_duplicate_of: Option<String>,
+}
+
+/// Where a page came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// A record of a WARC file: its path and the byte offset of the record (of its gzip
+    /// member in a `.warc.gz`), as CDX indexes give it.
+    Warc { file: String, offset: u64 },
+    /// An item of a feed.
+    Feed { feed: String },
+}
+
+/// How the text was extracted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtractionInfo {
+    pub scorer: String,
+    /// Model identity (`default`, a file name, …), if the scorer has one.
+    pub model: Option<String>,
+    /// First and last token of the chosen span.
+    pub span: Option<(usize, usize)>,
+    /// Value of the maximum subsequence.
+    pub score: f64,
+    /// Tokens of the page.
+    pub tokens: usize,
+}

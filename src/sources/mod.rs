@@ -1,0 +1,124 @@
+//! Where pages come from: WARC files read offline ([`warc`]) and feeds polled over HTTP
+//! (`feeds`, `fetch`). Every source turns its input into a stream of [`SourceEvent`]s: a page
+//! to extract, or an input that was skipped or failed, with a reason that is counted.
+
+pub mod http;
+pub mod warc;
+pub mod warc_writer;
+
+use std::path::Path;
+
+use crate::sink::record::Source;
+use warc::{WarcError, WarcLimits, WarcReader, WarcRecord};
+
+/// A page ready for extraction.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// Record id: WARC-Record-ID without angle brackets, or derived from the URL.
+    pub id: String,
+    pub url: String,
+    pub final_url: String,
+    pub source: Source,
+    pub fetched_at: Option<String>,
+    pub status: Option<u16>,
+    pub content_type: Option<String>,
+    /// Charset from the HTTP Content-Type, if any.
+    pub http_charset: Option<String>,
+    /// The body with transfer- and content-coding undone.
+    pub body: Vec<u8>,
+}
+
+/// What a source produces for each input.
+#[derive(Debug)]
+pub enum SourceEvent {
+    Page(Box<Page>),
+    /// Not a page to extract (a request record, a PDF, a 404, …).
+    Skipped {
+        reason: &'static str,
+    },
+    /// A damaged or unusable input, with a message naming it.
+    Failed {
+        reason: &'static str,
+        message: String,
+    },
+}
+
+/// Largest body extracted from a WARC record (larger pages are counted as too large).
+pub const MAX_BODY_BYTES: usize = 10 << 20;
+
+/// Reads a WARC file as source events.
+pub fn warc_events(path: &Path) -> Result<impl Iterator<Item = (u64, SourceEvent)> + use<>, WarcError> {
+    let limits = WarcLimits { max_block_bytes: MAX_BODY_BYTES + (256 << 10), ..WarcLimits::default() };
+    let reader = WarcReader::open(path, limits, |r: &WarcRecord| r.warc_type() == "response")?;
+    let file = path.display().to_string();
+    Ok(reader.map(move |item| match item {
+        Ok(rec) => (rec.offset, response_event(&file, rec)),
+        Err(e) => {
+            let offset = match &e {
+                WarcError::Record { offset, .. } => *offset,
+                WarcError::Open { .. } => 0,
+            };
+            (offset, SourceEvent::Failed { reason: e.reason(), message: e.to_string() })
+        }
+    }))
+}
+
+/// Turns one WARC record into an event.
+pub fn response_event(file: &str, rec: WarcRecord) -> SourceEvent {
+    match rec.warc_type().as_str() {
+        "response" => {}
+        "revisit" => return SourceEvent::Skipped { reason: "revisit" },
+        _ => return SourceEvent::Skipped { reason: "not_response" },
+    }
+    let offset = rec.offset;
+    let fail = |reason, what: String| SourceEvent::Failed {
+        reason,
+        message: format!("{file}: record at byte {offset}: {what}"),
+    };
+    if rec.block_too_large {
+        return fail("too_large", format!("response of {} bytes is larger than the limit", rec.content_length));
+    }
+    let record_content_type = rec.header("Content-Type").unwrap_or("").to_ascii_lowercase();
+    if !record_content_type.starts_with("application/http") {
+        // A response record holding something other than HTTP (dns:, resources, …).
+        return SourceEvent::Skipped { reason: "not_http" };
+    }
+    let url = rec.header("WARC-Target-URI").unwrap_or("").trim_matches(['<', '>']).to_string();
+    let id = match rec.header("WARC-Record-ID") {
+        Some(id) => id.trim_matches(['<', '>']).to_string(),
+        None => url_id(&url),
+    };
+    let fetched_at = rec.header("WARC-Date").map(str::to_string);
+    let response = match http::parse_response(&rec.block, MAX_BODY_BYTES) {
+        Ok(r) => r,
+        Err(http::HttpError::TooLarge(_)) => return fail("too_large", "body larger than 10 MB".into()),
+        Err(e) => return fail("bad_http", e.to_string()),
+    };
+    if !(200..300).contains(&response.head.status) {
+        return SourceEvent::Skipped { reason: "http_status" };
+    }
+    let content_type = response.head.header("content-type").map(str::to_string);
+    let is_html = match &content_type {
+        Some(ct) if !http::media_type(ct).is_empty() => http::is_html_type(&http::media_type(ct)),
+        _ => http::sniff_html(&response.body),
+    };
+    if !is_html {
+        return SourceEvent::Skipped { reason: "not_html" };
+    }
+    SourceEvent::Page(Box::new(Page {
+        id,
+        final_url: url.clone(),
+        url,
+        source: Source::Warc { file: file.to_string(), offset },
+        fetched_at,
+        status: Some(response.head.status),
+        http_charset: content_type.as_deref().and_then(http::charset),
+        content_type,
+        body: response.body,
+    }))
+}
+
+/// `url:` + xxh3-64 hex of a URL: the id of a page without a record id.
+pub fn url_id(url: &str) -> String {
+    format!("url:{:016x}", xxhash_rust::xxh3::xxh3_64(url.as_bytes()))
+}
