@@ -21,6 +21,7 @@ pub mod eval;
 pub mod extract;
 pub mod features;
 pub mod html;
+pub mod pipeline;
 pub mod scoring;
 pub mod sink;
 pub mod sources;

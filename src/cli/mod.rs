@@ -4,22 +4,29 @@
 
 mod eval;
 mod extract;
+mod pack;
+mod run;
 mod train;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use article_pipeline::extract::ExtractOptions;
 use article_pipeline::scoring::{self, Scorer};
 
 /// Article text from web pages, by maximum subsequence segmentation.
 #[derive(Debug, Parser)]
-#[command(name = "pipeline", version, about, propagate_version = true)]
+#[command(name = "pipeline", version, about, propagate_version = true, args_conflicts_with_subcommands = true)]
+#[command(
+    after_help = "Crawl pipeline: pipeline --warc FILES... --out DIR | pipeline --feeds feeds.txt --out DIR [--once]"
+)]
 pub struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    run: run::RunArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -30,6 +37,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Train a Naive Bayes model from dataset manifests (page + gold text).
     Train(train::TrainArgs),
+    /// Pack HTML files into a .warc.gz (one response record per page).
+    PackWarc(pack::PackArgs),
 }
 
 /// How pages are extracted: shared by every subcommand that extracts.
@@ -71,10 +80,17 @@ pub enum Outcome {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging();
     let result = match cli.command {
-        Command::Extract(a) => extract::exec(a),
-        Command::Eval(a) => eval::exec(a),
-        Command::Train(a) => train::exec(a),
+        Some(Command::Extract(a)) => extract::exec(a),
+        Some(Command::Eval(a)) => eval::exec(a),
+        Some(Command::Train(a)) => train::exec(a),
+        Some(Command::PackWarc(a)) => pack::exec(a),
+        None if cli.run.wants_run() => run::exec(cli.run),
+        None => {
+            let _ = Cli::command().print_help();
+            return ExitCode::from(2);
+        }
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
@@ -97,4 +113,11 @@ pub fn main() -> ExitCode {
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Logs to stderr, filtered by RUST_LOG (default: warnings, which include every failed input).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into());
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }

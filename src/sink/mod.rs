@@ -121,8 +121,9 @@ impl JsonlZstSink {
         &self.dir
     }
 
-    /// Writes one record; returns the part it closed when the part reached its size.
-    pub fn write<T: Serialize>(&mut self, record: &T) -> Result<Option<CommittedPart>, SinkError> {
+    /// Writes one record; returns true when the open part reached its size and should be
+    /// committed ([`JsonlZstSink::commit`]).
+    pub fn write<T: Serialize>(&mut self, record: &T) -> Result<bool, SinkError> {
         self.line.clear();
         serde_json::to_writer(&mut self.line, record)
             .map_err(|e| SinkError { path: self.dir.clone(), source: io::Error::other(e) })?;
@@ -133,10 +134,12 @@ impl JsonlZstSink {
         let part = self.part.as_mut().expect("opened above");
         part.encoder.write_all(&self.line).map_err(at(&part.tmp))?;
         part.records += 1;
-        if part.encoder.get_ref().written >= self.options.part_bytes {
-            return self.commit().map(Some);
-        }
-        Ok(None)
+        Ok(part.encoder.get_ref().written >= self.options.part_bytes)
+    }
+
+    /// Index of the open part (the name it will have when committed), if one is open.
+    pub fn open_part(&self) -> Option<u32> {
+        self.part.as_ref().map(|p| p.index)
     }
 
     /// Closes the open part, if any, making it durable.
@@ -154,7 +157,8 @@ impl JsonlZstSink {
         Ok(OpenPart { index, tmp, encoder, records: 0 })
     }
 
-    fn commit(&mut self) -> Result<CommittedPart, SinkError> {
+    /// Finishes, fsyncs and renames the open part (which must exist).
+    pub fn commit(&mut self) -> Result<CommittedPart, SinkError> {
         let part = self.part.take().expect("commit needs an open part");
         let counting = part.encoder.finish().map_err(at(&part.tmp))?;
         let file =
@@ -239,8 +243,8 @@ mod tests {
         for i in 0..3000 {
             // Incompressible-ish text so parts fill.
             let text: String = (0..20).map(|j| format!("{:x}", (i * 7919 + j * 104729) % 65521)).collect();
-            if let Some(c) = sink.write(&json!({"id": i, "text": text})).unwrap() {
-                committed.push(c);
+            if sink.write(&json!({"id": i, "text": text})).unwrap() {
+                committed.push(sink.commit().unwrap());
             }
         }
         // While a part is open, a temporary file exists and no partial part is listed.

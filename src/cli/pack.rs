@@ -1,0 +1,58 @@
+//! `pipeline pack-warc`: wraps HTML files into a `.warc.gz`, one request/response pair per
+//! page, so local pages can go through `pipeline --warc` (this is how
+//! `examples/sample.warc.gz` is made from `examples/pages/`).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
+
+use super::Outcome;
+
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// HTML files.
+    #[arg(required = true)]
+    pages: Vec<PathBuf>,
+    /// The .warc.gz to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// Base URL of the pages (the file name is appended).
+    #[arg(long, default_value = "http://example.com/")]
+    base_url: String,
+    /// WARC-Date of every record (default: now).
+    #[arg(long)]
+    date: Option<String>,
+}
+
+pub fn exec(args: PackArgs) -> anyhow::Result<Outcome> {
+    let date =
+        args.date.clone().unwrap_or_else(|| chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    let mut w = WarcWriter::create(&args.out, concat!("article-pipeline/", env!("CARGO_PKG_VERSION")))
+        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    for page in &args.pages {
+        let body = std::fs::read(page).with_context(|| format!("cannot read `{}`", page.display()))?;
+        let name = page.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let url = format!("{}{}", args.base_url, name);
+        let host = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
+        let path = url::Url::parse(&url).map(|u| u.path().to_string()).unwrap_or_else(|_| "/".into());
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: article-pipeline\r\n\r\n");
+        let mut response =
+            format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n", body.len())
+                .into_bytes();
+        response.extend_from_slice(&body);
+        w.write_exchange(&Exchange {
+            url: &url,
+            date: &date,
+            request: request.as_bytes(),
+            response: &response,
+            ip: None,
+        })
+        .with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    }
+    w.finish().with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    eprintln!("{} page(s) -> {}", args.pages.len(), args.out.display());
+    Ok(Outcome::Ok)
+}

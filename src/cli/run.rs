@@ -1,0 +1,229 @@
+//! `pipeline --warc FILES… --out DIR` and `pipeline --feeds FILE --out DIR` (or `--config
+//! FILE`): the crawl pipeline. Flags override the configuration file; the whole configuration
+//! is checked before anything runs.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use article_pipeline::dedup::Fingerprinter;
+use article_pipeline::extract::{ExtractOptions, Extractor};
+use article_pipeline::pipeline::config::{FeedsConfig, WarcConfig};
+use article_pipeline::pipeline::{EngineOptions, PipelineConfig, Progress, Stats, warc_run};
+use article_pipeline::scoring;
+
+use super::Outcome;
+
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// A pipeline configuration file (see pipelines/*.toml); flags override its values.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// WARC files (.warc, .warc.gz) or folders of them to process offline.
+    #[arg(long, num_args = 1.., conflicts_with = "feeds")]
+    pub warc: Vec<PathBuf>,
+    /// A file of feed URLs (RSS, Atom, JSON Feed), one per line, to poll.
+    #[arg(long)]
+    pub feeds: Option<PathBuf>,
+    /// Output folder for part-*.jsonl.zst and stats.json.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Extraction threads (0 = one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Continue the run recorded in the output folder after a crash or kill.
+    #[arg(long)]
+    pub resume: bool,
+    /// Drop near duplicates instead of marking them with near_duplicate_of.
+    #[arg(long)]
+    pub drop_near_duplicates: bool,
+    /// Token scorer (nb or simple).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
+    pub scorer: Option<String>,
+    /// Model file for the scorer (default: the built-in model).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Close an output part after this many compressed bytes.
+    #[arg(long)]
+    pub part_bytes: Option<u64>,
+    /// Feeds: poll every feed once, fetch the new articles, and stop.
+    #[arg(long)]
+    pub once: bool,
+    /// Feeds: seconds between polls.
+    #[arg(long)]
+    pub interval: Option<u64>,
+    /// Feeds: archive every fetched response as WARC files in this folder.
+    #[arg(long)]
+    pub warc_out: Option<PathBuf>,
+    /// Feeds: allow feed URLs to reach loopback, private, link-local and multicast addresses.
+    #[arg(long)]
+    pub allow_private_addresses: bool,
+    /// Feeds: User-Agent of requests.
+    #[arg(long)]
+    pub user_agent: Option<String>,
+    /// Feeds: milliseconds between two requests to one host.
+    #[arg(long)]
+    pub delay_ms: Option<u64>,
+    /// Never show a progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+impl RunArgs {
+    pub fn wants_run(&self) -> bool {
+        self.config.is_some() || !self.warc.is_empty() || self.feeds.is_some()
+    }
+
+    /// The configuration file (if any) with the flags applied on top.
+    fn config(&self) -> anyhow::Result<PipelineConfig> {
+        let mut c = match &self.config {
+            Some(p) => PipelineConfig::load(p)?,
+            None => PipelineConfig::default(),
+        };
+        if !self.warc.is_empty() {
+            c.warc = Some(WarcConfig { paths: self.warc.clone() });
+            c.feeds = None;
+        }
+        if let Some(list) = &self.feeds {
+            let mut f = c.feeds.take().unwrap_or_default();
+            f.list = list.clone();
+            c.feeds = Some(f);
+            c.warc = None;
+        }
+        if let Some(f) = &mut c.feeds {
+            apply_feed_flags(self, f);
+        }
+        if let Some(o) = &self.out {
+            c.sink.out = o.clone();
+        }
+        if let Some(t) = self.threads {
+            c.run.threads = t;
+        }
+        c.run.resume |= self.resume;
+        c.sink.drop_near_duplicates |= self.drop_near_duplicates;
+        if let Some(s) = &self.scorer {
+            c.extractor.scorer = s.clone();
+        }
+        if let Some(m) = &self.model {
+            c.extractor.model = Some(m.clone());
+        }
+        if let Some(b) = self.part_bytes {
+            c.sink.part_bytes = b;
+        }
+        let problems = c.validate();
+        if !problems.is_empty() {
+            anyhow::bail!("invalid configuration, {} problem(s):\n  {}", problems.len(), problems.join("\n  "));
+        }
+        Ok(c)
+    }
+}
+
+fn apply_feed_flags(a: &RunArgs, f: &mut FeedsConfig) {
+    f.once |= a.once;
+    if let Some(i) = a.interval {
+        f.interval_secs = i;
+    }
+    if let Some(w) = &a.warc_out {
+        f.warc_out = Some(w.clone());
+    }
+    f.allow_private_addresses |= a.allow_private_addresses;
+    if let Some(u) = &a.user_agent {
+        f.user_agent = u.clone();
+    }
+    if let Some(d) = a.delay_ms {
+        f.delay_ms = d;
+    }
+}
+
+/// A progress bar on a terminal.
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn input(&self, html_bytes: u64, _failed: bool) {
+        self.0.inc(html_bytes);
+    }
+
+    fn message(&self, msg: &str) {
+        self.0.set_message(msg.chars().take(80).collect::<String>());
+    }
+}
+
+pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
+    let config = args.config()?;
+    let scorer = scoring::build(&config.extractor.scorer, config.extractor.model.as_deref(), config.extractor.bias)?;
+    let options = ExtractOptions {
+        hr_constraint: config.extractor.hr_constraint,
+        clean: config.extractor.clean,
+        ..ExtractOptions::default()
+    };
+    let extractor = Extractor::new(scorer.as_ref(), options);
+    let fingerprinter = Fingerprinter::new(config.dedup);
+    let threads = if config.run.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        config.run.threads
+    };
+    let engine = EngineOptions { threads, drop_near_duplicates: config.sink.drop_near_duplicates, queue_per_thread: 4 };
+    let show = !args.no_progress && std::io::stderr().is_terminal();
+    let stats = if let Some(w) = &config.warc {
+        let inputs = warc_run::expand_inputs(&w.paths);
+        let total: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+        let bar = progress_bar(show, total);
+        let run = warc_run::WarcRun {
+            inputs,
+            out: config.sink.out.clone(),
+            resume: config.run.resume,
+            sink: config.sink.options(),
+            engine,
+            extractor: &extractor,
+            fingerprinter: &fingerprinter,
+        };
+        let stats = warc_run::run(&run, &bar);
+        bar.0.finish_and_clear();
+        stats?
+    } else {
+        anyhow::bail!("feeds mode is not available in this build yet");
+    };
+    summary(&stats, &config.sink.out);
+    Ok(if stats.failures() > 0 { Outcome::SomeFailed } else { Outcome::Ok })
+}
+
+fn progress_bar(show: bool, _total: u64) -> Bar {
+    if !show {
+        return Bar(ProgressBar::hidden());
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {binary_bytes} of HTML ({binary_bytes_per_sec}) {wide_msg}")
+            .expect("valid template"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Bar(bar)
+}
+
+fn summary(s: &Stats, out: &std::path::Path) {
+    let by = |m: &std::collections::BTreeMap<String, u64>| {
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+        }
+    };
+    eprintln!(
+        "{} inputs: {} records written ({} marked near-duplicate, {} dropped), skipped: {}, failed: {}\n\
+         {:.1} MB of HTML in {:.2} s ({:.1} MB/s), {} part(s) in {}",
+        s.records_in,
+        s.written,
+        s.near_duplicates,
+        s.dropped_near_duplicates,
+        by(&s.skipped),
+        by(&s.failed),
+        s.html_bytes as f64 / 1e6,
+        s.elapsed_secs,
+        s.mb_per_s,
+        s.parts,
+        out.display()
+    );
+}

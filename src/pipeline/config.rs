@@ -1,0 +1,317 @@
+//! Pipeline configuration files (`pipelines/*.toml`): what a run reads, how it extracts and
+//! where it writes. Loading checks the whole file first and reports every problem at once
+//! (unknown keys with their table, wrong types, bad values), before anything runs; command-line
+//! flags then override single values.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::dedup::DedupOptions;
+use crate::sink::SinkOptions;
+
+/// A whole pipeline.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineConfig {
+    /// WARC input (exclusive with `feeds`).
+    pub warc: Option<WarcConfig>,
+    /// Feed input (exclusive with `warc`).
+    pub feeds: Option<FeedsConfig>,
+    pub extractor: ExtractorConfig,
+    pub run: RunConfig,
+    pub sink: SinkConfig,
+    pub dedup: DedupOptions,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WarcConfig {
+    /// WARC files, or folders of `*.warc` / `*.warc.gz` files.
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FeedsConfig {
+    /// A file with one feed URL per line (`#` starts a comment).
+    pub list: PathBuf,
+    /// Poll every feed once, fetch its new articles, and stop.
+    pub once: bool,
+    /// Seconds between polls of a feed when not `once`.
+    pub interval_secs: u64,
+    pub user_agent: String,
+    /// Milliseconds between two requests to one host (robots.txt Crawl-delay wins, up to 30 s).
+    pub delay_ms: u64,
+    /// Let feed URLs reach loopback, private, link-local and multicast addresses.
+    pub allow_private_addresses: bool,
+    /// Also archive every fetched response as WARC files in this folder.
+    pub warc_out: Option<PathBuf>,
+    /// Seconds to wait for a connection.
+    pub connect_timeout_secs: u64,
+    /// Seconds for a whole response.
+    pub timeout_secs: u64,
+    /// Largest body read (bytes); larger pages are counted as too large.
+    pub max_body_bytes: u64,
+    /// Retries on 5xx, timeouts and 429.
+    pub max_retries: u32,
+}
+
+impl Default for FeedsConfig {
+    fn default() -> Self {
+        FeedsConfig {
+            list: PathBuf::new(),
+            once: false,
+            interval_secs: 900,
+            user_agent: concat!(
+                "article-pipeline/",
+                env!("CARGO_PKG_VERSION"),
+                " (+https://github.com/article-pipeline)"
+            )
+            .to_string(),
+            delay_ms: 1000,
+            allow_private_addresses: false,
+            warc_out: None,
+            connect_timeout_secs: 10,
+            timeout_secs: 30,
+            max_body_bytes: 10 << 20,
+            max_retries: 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExtractorConfig {
+    /// `nb` (default) or `simple`.
+    pub scorer: String,
+    /// Model file (default: the built-in model).
+    pub model: Option<PathBuf>,
+    /// Replaces the model's bias.
+    pub bias: Option<f64>,
+    pub hr_constraint: bool,
+    pub clean: bool,
+}
+
+impl Default for ExtractorConfig {
+    fn default() -> Self {
+        ExtractorConfig { scorer: "nb".into(), model: None, bias: None, hr_constraint: false, clean: false }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Extraction threads (0: one per core).
+    pub threads: usize,
+    /// Continue the run recorded in the output folder.
+    pub resume: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SinkConfig {
+    /// Output folder.
+    pub out: PathBuf,
+    /// Drop near duplicates instead of marking them.
+    pub drop_near_duplicates: bool,
+    pub part_bytes: u64,
+    pub zstd_level: i32,
+}
+
+impl Default for SinkConfig {
+    fn default() -> Self {
+        let s = SinkOptions::default();
+        SinkConfig {
+            out: PathBuf::new(),
+            drop_near_duplicates: false,
+            part_bytes: s.part_bytes,
+            zstd_level: s.zstd_level,
+        }
+    }
+}
+
+impl SinkConfig {
+    pub fn options(&self) -> SinkOptions {
+        SinkOptions { part_bytes: self.part_bytes, zstd_level: self.zstd_level }
+    }
+}
+
+/// A configuration that could not be used: every problem found, one per line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {} problem(s):\n  {}", path.display(), problems.len(), problems.join("\n  "))]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub problems: Vec<String>,
+}
+
+/// Known keys per table, for reporting every unknown key (serde stops at the first).
+const KNOWN: &[(&str, &[&str])] = &[
+    ("", &["warc", "feeds", "extractor", "run", "sink", "dedup"]),
+    ("warc", &["paths"]),
+    (
+        "feeds",
+        &[
+            "list",
+            "once",
+            "interval_secs",
+            "user_agent",
+            "delay_ms",
+            "allow_private_addresses",
+            "warc_out",
+            "connect_timeout_secs",
+            "timeout_secs",
+            "max_body_bytes",
+            "max_retries",
+        ],
+    ),
+    ("extractor", &["scorer", "model", "bias", "hr_constraint", "clean"]),
+    ("run", &["threads", "resume"]),
+    ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
+    ("dedup", &["shingle_words", "bands", "rows", "seed"]),
+];
+
+impl PipelineConfig {
+    /// Reads and checks a configuration file. Relative paths inside it are taken relative to
+    /// the file's folder.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let fail = |problems: Vec<String>| ConfigError { path: path.to_path_buf(), problems };
+        let text = std::fs::read_to_string(path).map_err(|e| fail(vec![format!("cannot read: {e}")]))?;
+        let value: toml::Table = toml::from_str(&text).map_err(|e| fail(vec![e.message().to_string()]))?;
+        let mut problems = Vec::new();
+        for (key, v) in &value {
+            match KNOWN.iter().find(|(t, _)| t == key) {
+                None => problems.push(format!("unknown table or key `{key}` (known: {})", KNOWN[0].1.join(", "))),
+                Some((table, keys)) => match v.as_table() {
+                    None => problems.push(format!("`{table}` must be a table")),
+                    Some(t) => {
+                        for k in t.keys() {
+                            if !keys.contains(&k.as_str()) {
+                                problems.push(format!("unknown key `{table}.{k}` (known: {})", keys.join(", ")));
+                            }
+                        }
+                    }
+                },
+            }
+        }
+        if !problems.is_empty() {
+            return Err(fail(problems));
+        }
+        let mut config: PipelineConfig =
+            PipelineConfig::deserialize(toml::Value::Table(value)).map_err(|e| fail(vec![e.message().to_string()]))?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        config.make_relative_to(base);
+        Ok(config)
+    }
+
+    fn make_relative_to(&mut self, base: &Path) {
+        let fix = |p: &mut PathBuf| {
+            if p.is_relative() && !p.as_os_str().is_empty() {
+                *p = base.join(&*p);
+            }
+        };
+        if let Some(w) = &mut self.warc {
+            w.paths.iter_mut().for_each(fix);
+        }
+        if let Some(f) = &mut self.feeds {
+            fix(&mut f.list);
+            if let Some(w) = &mut f.warc_out {
+                fix(w);
+            }
+        }
+        if let Some(m) = &mut self.extractor.model {
+            fix(m);
+        }
+        fix(&mut self.sink.out);
+    }
+
+    /// Every problem of a complete configuration (after command-line overrides).
+    pub fn validate(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        match (&self.warc, &self.feeds) {
+            (None, None) => {
+                p.push("nothing to read: give --warc FILES, --feeds FILE or a config with [warc] or [feeds]".into())
+            }
+            (Some(_), Some(_)) => p.push("give either WARC input or feeds, not both".into()),
+            (Some(w), None) => {
+                if w.paths.is_empty() {
+                    p.push("warc.paths is empty".into());
+                }
+                for f in &w.paths {
+                    if !f.exists() {
+                        p.push(format!("warc input `{}` does not exist", f.display()));
+                    }
+                }
+            }
+            (None, Some(f)) => {
+                if !f.list.is_file() {
+                    p.push(format!("feeds.list `{}` is not a file", f.list.display()));
+                }
+                if f.interval_secs == 0 {
+                    p.push("feeds.interval_secs must be at least 1".into());
+                }
+                if f.timeout_secs == 0 || f.connect_timeout_secs == 0 {
+                    p.push("feeds timeouts must be at least 1 s".into());
+                }
+                if f.max_body_bytes == 0 {
+                    p.push("feeds.max_body_bytes must be positive".into());
+                }
+                if f.user_agent.trim().is_empty() {
+                    p.push("feeds.user_agent is empty".into());
+                }
+            }
+        }
+        if self.sink.out.as_os_str().is_empty() {
+            p.push("no output folder: give --out DIR or sink.out".into());
+        }
+        if !crate::scoring::NAMES.contains(&self.extractor.scorer.as_str()) {
+            p.push(format!(
+                "extractor.scorer `{}` is not one of {}",
+                self.extractor.scorer,
+                crate::scoring::NAMES.join(", ")
+            ));
+        }
+        if let Some(m) = &self.extractor.model
+            && !m.is_file()
+        {
+            p.push(format!("extractor.model `{}` is not a file", m.display()));
+        }
+        if self.run.threads > 1024 {
+            p.push(format!("run.threads {} is too many", self.run.threads));
+        }
+        p.extend(self.sink.options().validate());
+        p.extend(self.dedup.validate());
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_unknown_key_is_reported_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, "[warc]\npaths=['a']\nglob='x'\n[sink]\nout='o'\ncompression=1\n[extra]\n").unwrap();
+        let e = PipelineConfig::load(&path).unwrap_err();
+        assert_eq!(e.problems.len(), 3, "{e}");
+        assert!(e.to_string().contains("warc.glob") && e.to_string().contains("sink.compression"));
+        assert!(e.to_string().contains("`extra`"));
+    }
+
+    #[test]
+    fn paths_are_relative_to_the_file_and_validation_lists_problems() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, "[warc]\npaths=['in.warc.gz']\n[sink]\nout='out'\nzstd_level=40\n[dedup]\nbands=0\n")
+            .unwrap();
+        let c = PipelineConfig::load(&path).unwrap();
+        assert_eq!(c.warc.as_ref().unwrap().paths[0], dir.path().join("in.warc.gz"));
+        assert_eq!(c.sink.out, dir.path().join("out"));
+        let problems = c.validate();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        std::fs::write(&path, "[sink]\nout=3\n").unwrap();
+        assert!(PipelineConfig::load(&path).is_err());
+    }
+}

@@ -1,0 +1,332 @@
+//! The staged run: a source thread turns inputs into [`SourceEvent`]s, a pool of extraction
+//! threads turns pages into [`Record`]s, and one sink thread puts results back in input
+//! order, marks near duplicates and writes `.jsonl.zst` parts.
+//!
+//! Stages talk through bounded crossbeam channels, so a slow sink slows the source and the
+//! memory in flight is bounded by the channel capacities times the page cap. Results are
+//! written in input order (a reorder buffer bounded by the same capacities), which makes
+//! runs deterministic and lets [`Checkpoint`]s resume exactly: whatever precedes the last
+//! committed part is done, whatever follows is redone.
+
+pub mod config;
+pub mod warc_run;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use serde::{Deserialize, Serialize};
+
+use crate::dedup::{Fingerprinter, NearDuplicateIndex};
+use crate::extract::Extractor;
+use crate::sink::record::{ExtractionInfo, Metadata, Record};
+use crate::sink::{JsonlZstSink, SinkError};
+use crate::sources::SourceEvent;
+
+pub use config::PipelineConfig;
+
+/// Why a run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+    #[error("{}: {message}", path.display())]
+    State { path: PathBuf, message: String },
+    #[error("{0}")]
+    Source(String),
+}
+
+/// Counters of a run, written to `OUT/stats.json`. Cumulative over resumed runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Inputs seen: pages, skipped and failed ones.
+    pub records_in: u64,
+    /// Records written.
+    pub written: u64,
+    /// Written records marked `near_duplicate_of`.
+    pub near_duplicates: u64,
+    /// Near duplicates not written (`--drop-near-duplicates`).
+    pub dropped_near_duplicates: u64,
+    pub skipped: BTreeMap<String, u64>,
+    pub failed: BTreeMap<String, u64>,
+    /// HTML bytes extracted.
+    pub html_bytes: u64,
+    /// Text bytes written.
+    pub text_bytes: u64,
+    /// Parts written.
+    pub parts: u64,
+    /// Seconds spent in runs (summed over resumes).
+    pub elapsed_secs: f64,
+    /// HTML megabytes per second over `elapsed_secs`.
+    pub mb_per_s: f64,
+}
+
+impl Stats {
+    pub fn failures(&self) -> u64 {
+        self.failed.values().sum()
+    }
+}
+
+/// What the sink thread tells a run's bookkeeping.
+pub trait Checkpoint {
+    /// Called for every input, in input order, after its record (if any) was handed to the sink.
+    fn processed(&mut self, origin: &Origin);
+    /// Called just before part `part` is committed (renamed into place): once that part
+    /// exists, everything processed so far is done. `None` at the end of a run with no part
+    /// open. Implementations persist this so that a crash on either side of the rename
+    /// resumes correctly.
+    fn prepare(&mut self, part: Option<u32>, stats: &Stats) -> Result<(), PipelineError>;
+    /// Called after the part was committed.
+    fn committed(&mut self) -> Result<(), PipelineError> {
+        Ok(())
+    }
+}
+
+/// Where an input came from, for checkpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The `ordinal`-th event of input file `file` (0-based).
+    File { file: usize, ordinal: u64 },
+    /// Input file `file` has no more events.
+    FileDone { file: usize },
+    /// A URL of a feed.
+    Url(String),
+}
+
+/// Live progress for a terminal display.
+pub trait Progress: Sync {
+    fn input(&self, _html_bytes: u64, _failed: bool) {}
+    fn message(&self, _msg: &str) {}
+}
+
+/// No progress display.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// One input travelling through the stages.
+pub struct Item {
+    pub origin: Origin,
+    pub event: Option<SourceEvent>,
+}
+
+struct Sequenced<T> {
+    seq: u64,
+    origin: Origin,
+    value: T,
+}
+
+enum Outcome {
+    Record(Box<Record>, u64),
+    Skipped(&'static str, u64),
+    Failed(&'static str, String),
+    Marker,
+}
+
+/// Knobs of the engine.
+pub struct EngineOptions {
+    pub threads: usize,
+    pub drop_near_duplicates: bool,
+    /// Items in flight per channel (per thread).
+    pub queue_per_thread: usize,
+}
+
+/// Runs `source` (on its own thread; it sends [`Item`]s and returns when done) through the
+/// extraction threads into `sink`. Failed inputs are logged and counted, never fatal; the
+/// run stops early only if the sink or the checkpoint fails.
+#[allow(clippy::too_many_arguments)]
+pub fn run_engine<S>(
+    source: S,
+    extractor: &Extractor<'_>,
+    fingerprinter: &Fingerprinter,
+    sink: &mut JsonlZstSink,
+    index: &mut NearDuplicateIndex,
+    checkpoint: &mut dyn Checkpoint,
+    stats: &mut Stats,
+    options: &EngineOptions,
+    progress: &dyn Progress,
+) -> Result<(), PipelineError>
+where
+    S: FnOnce(&Sender<Item>) -> Result<(), PipelineError> + Send,
+{
+    let threads = options.threads.max(1);
+    let cap = threads * options.queue_per_thread.max(1);
+    let (item_tx, item_rx) = bounded::<Sequenced<Item>>(cap);
+    let (done_tx, done_rx) = bounded::<Sequenced<Outcome>>(cap);
+    let (src_tx, src_rx) = bounded::<Item>(cap);
+    let started = Instant::now();
+    let base_elapsed = stats.elapsed_secs;
+    let model = extractor.scorer().model_id();
+
+    std::thread::scope(|scope| -> Result<(), PipelineError> {
+        // Source: produce items, then number them (numbering on one thread keeps order).
+        let source_handle = scope.spawn(move || source(&src_tx));
+        scope.spawn(move || {
+            for (seq, item) in src_rx.into_iter().enumerate() {
+                let origin = item.origin.clone();
+                if item_tx.send(Sequenced { seq: seq as u64, origin, value: item }).is_err() {
+                    break;
+                }
+            }
+        });
+        for _ in 0..threads {
+            let rx = item_rx.clone();
+            let tx = done_tx.clone();
+            let model = model.clone();
+            scope.spawn(move || {
+                for it in rx {
+                    let outcome = work(it.value, extractor, fingerprinter, &model);
+                    if tx.send(Sequenced { seq: it.seq, origin: it.origin, value: outcome }).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(item_rx);
+        drop(done_tx);
+
+        let result = sink_loop(&done_rx, sink, index, checkpoint, stats, options, progress, started, base_elapsed);
+        // On a sink failure, stop the other stages by closing our end.
+        drop(done_rx);
+        let source_result =
+            source_handle.join().unwrap_or_else(|_| Err(PipelineError::Source("source thread panicked".into())));
+        result?;
+        source_result
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sink_loop(
+    done_rx: &Receiver<Sequenced<Outcome>>,
+    sink: &mut JsonlZstSink,
+    index: &mut NearDuplicateIndex,
+    checkpoint: &mut dyn Checkpoint,
+    stats: &mut Stats,
+    options: &EngineOptions,
+    progress: &dyn Progress,
+    started: Instant,
+    base_elapsed: f64,
+) -> Result<(), PipelineError> {
+    let mut next = 0u64;
+    let mut waiting: HashMap<u64, Sequenced<Outcome>> = HashMap::new();
+    let commit = |sink: &mut JsonlZstSink, stats: &mut Stats, checkpoint: &mut dyn Checkpoint| {
+        let part = sink.open_part();
+        if part.is_some() {
+            stats.parts += 1;
+        }
+        stats.elapsed_secs = base_elapsed + started.elapsed().as_secs_f64();
+        stats.mb_per_s = stats.html_bytes as f64 / 1e6 / stats.elapsed_secs.max(1e-9);
+        checkpoint.prepare(part, stats)?;
+        if part.is_some() {
+            sink.commit()?;
+        }
+        checkpoint.committed()
+    };
+    for done in done_rx {
+        waiting.insert(done.seq, done);
+        while let Some(d) = waiting.remove(&next) {
+            next += 1;
+            let full = apply(d.value, sink, index, stats, options, progress)?;
+            checkpoint.processed(&d.origin);
+            if full {
+                commit(sink, stats, checkpoint)?;
+            }
+        }
+    }
+    commit(sink, stats, checkpoint)
+}
+
+fn apply(
+    outcome: Outcome,
+    sink: &mut JsonlZstSink,
+    index: &mut NearDuplicateIndex,
+    stats: &mut Stats,
+    options: &EngineOptions,
+    progress: &dyn Progress,
+) -> Result<bool, PipelineError> {
+    match outcome {
+        Outcome::Marker => Ok(false),
+        Outcome::Skipped(reason, html_bytes) => {
+            stats.records_in += 1;
+            stats.html_bytes += html_bytes;
+            *stats.skipped.entry(reason.to_string()).or_default() += 1;
+            progress.input(html_bytes, false);
+            Ok(false)
+        }
+        Outcome::Failed(reason, message) => {
+            stats.records_in += 1;
+            *stats.failed.entry(reason.to_string()).or_default() += 1;
+            tracing::warn!("{message}");
+            progress.message(&message);
+            progress.input(0, true);
+            Ok(false)
+        }
+        Outcome::Record(mut record, html_bytes) => {
+            stats.records_in += 1;
+            stats.html_bytes += html_bytes;
+            progress.input(html_bytes, false);
+            let dup = index.check_and_insert(&record.id, &record.metadata.fingerprints).map(str::to_string);
+            if dup.is_some() {
+                if options.drop_near_duplicates {
+                    stats.dropped_near_duplicates += 1;
+                    return Ok(false);
+                }
+                stats.near_duplicates += 1;
+            }
+            record.metadata.near_duplicate_of = dup;
+            stats.written += 1;
+            stats.text_bytes += record.text.len() as u64;
+            Ok(sink.write(&record)?)
+        }
+    }
+}
+
+/// Extraction of one input (runs on the worker threads).
+fn work(item: Item, extractor: &Extractor<'_>, fingerprinter: &Fingerprinter, model: &str) -> Outcome {
+    let page = match item.event {
+        None => return Outcome::Marker,
+        Some(SourceEvent::Skipped { reason }) => return Outcome::Skipped(reason, 0),
+        Some(SourceEvent::Failed { reason, message }) => return Outcome::Failed(reason, message),
+        Some(SourceEvent::Page(p)) => p,
+    };
+    let bytes = page.body.len() as u64;
+    let x = match extractor.extract(&page.body, page.http_charset.as_deref()) {
+        Ok(x) => x,
+        Err(e) => return Outcome::Failed(e.reason(), format!("{} ({}): {e}", page.url, describe_source(&page.source))),
+    };
+    if x.text.trim().is_empty() {
+        return Outcome::Skipped("no_text", bytes);
+    }
+    let fingerprints = fingerprinter.fingerprint(&x.text);
+    let record = Record {
+        id: page.id,
+        text: x.text,
+        metadata: Metadata {
+            url: page.url,
+            final_url: page.final_url,
+            source: page.source,
+            fetched_at: page.fetched_at,
+            status: page.status,
+            content_type: page.content_type,
+            charset: x.encoding.map(str::to_string),
+            title: x.title,
+            extraction: ExtractionInfo {
+                scorer: x.scorer.to_string(),
+                model: (!model.is_empty()).then(|| model.to_string()),
+                span: x.span,
+                score: x.score,
+                tokens: x.tokens,
+            },
+            fingerprints,
+            near_duplicate_of: None,
+        },
+    };
+    Outcome::Record(Box::new(record), bytes)
+}
+
+fn describe_source(s: &crate::sink::record::Source) -> String {
+    match s {
+        crate::sink::record::Source::Warc { file, offset } => format!("{file} at byte {offset}"),
+        crate::sink::record::Source::Feed { feed } => format!("from feed {feed}"),
+    }
+}

@@ -1,0 +1,372 @@
+//! `pipeline --warc` end to end on WARC files the tests write (gzip and plain, a truncated
+//! last record, a corrupt member in the middle, non-HTML and non-response records), the
+//! records read back from the .jsonl.zst parts, kill -9 and `--resume`, and config files.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use article_pipeline::sink::{list_parts, read_part};
+use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
+use serde_json::Value;
+
+fn pipeline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
+}
+
+const WORDS: &[&str] = &[
+    "council",
+    "river",
+    "budget",
+    "school",
+    "harbor",
+    "festival",
+    "library",
+    "bridge",
+    "election",
+    "museum",
+    "storm",
+    "market",
+    "garden",
+    "station",
+    "hospital",
+    "orchestra",
+    "stadium",
+    "vineyard",
+    "factory",
+    "airport",
+    "island",
+];
+
+/// A news-like page: navigation, an article of `paras` paragraphs drawn from `seed`, a footer.
+fn page(seed: usize, paras: usize) -> String {
+    let mut s = seed as u64 + 1;
+    let mut word = || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        WORDS[(s >> 33) as usize % WORDS.len()]
+    };
+    let mut body = String::new();
+    for _ in 0..paras {
+        body.push_str("<p>");
+        for _ in 0..40 {
+            body.push_str(word());
+            body.push(' ');
+        }
+        body.push_str("today.</p>\n");
+    }
+    format!(
+        "<!doctype html><html><head><title>Story {seed}</title></head><body>\
+         <nav><a href=/>Home</a> <a href=/news>News</a> <a href=/sport>Sport</a></nav>\
+         <article><h1>Story number {seed}</h1>{body}</article>\
+         <footer><a href=/about>About us</a> <a href=/privacy>Privacy</a></footer></body></html>"
+    )
+}
+
+fn http(content_type: &str, body: &[u8], extra: &str) -> Vec<u8> {
+    let mut r = format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n{extra}\r\n").into_bytes();
+    r.extend_from_slice(body);
+    r
+}
+
+fn exchange(w: &mut WarcWriter, url: &str, response: &[u8]) -> (u64, String) {
+    let ex = Exchange {
+        url,
+        date: "2026-11-22T10:00:00Z",
+        request: b"GET / HTTP/1.1\r\n\r\n",
+        response,
+        ip: Some("127.0.0.1"),
+    };
+    let (offset, id) = w.write_exchange(&ex).unwrap();
+    (offset, id.trim_matches(['<', '>']).to_string())
+}
+
+fn records(out: &Path) -> Vec<Value> {
+    list_parts(out).unwrap().iter().flat_map(|p| read_part(p).unwrap()).collect()
+}
+
+/// A mixed WARC: 6 article pages (page 4 a near copy of page 0), a PDF, a 404, a gzip-encoded
+/// chunked page, a windows-1252 page, and a revisit record. Returns the HTML pages' ids in order.
+fn mixed_warc(path: &Path) -> Vec<String> {
+    let mut w = WarcWriter::create(path, "test").unwrap();
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let html = if i == 4 { page(0, 6).replace("Story 0", "Story 0 (updated)") } else { page(i, 6) };
+        ids.push(
+            exchange(&mut w, &format!("http://news.test/{i}"), &http("text/html; charset=utf-8", html.as_bytes(), ""))
+                .1,
+        );
+    }
+    exchange(&mut w, "http://news.test/doc.pdf", &http("application/pdf", b"%PDF-1.4 binary", ""));
+    let mut not_found = b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\n".to_vec();
+    not_found.extend_from_slice(page(99, 3).as_bytes());
+    exchange(&mut w, "http://news.test/missing", &not_found);
+    // gzip content-coding inside chunked transfer-coding.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, page(6, 6).as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut chunked = Vec::new();
+    for c in gz.chunks(1000) {
+        chunked.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+        chunked.extend_from_slice(c);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    ids.push(
+        exchange(
+            &mut w,
+            "http://news.test/gz",
+            &http("text/html", &chunked, "Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n"),
+        )
+        .1,
+    );
+    let latin = page(7, 6).replace("today", "caf\u{e9}");
+    let (latin, _, _) = encoding_rs::WINDOWS_1252.encode(&latin);
+    ids.push(exchange(&mut w, "http://news.test/latin", &http("text/html; charset=windows-1252", &latin, "")).1);
+    w.write_record(
+        &[("WARC-Type", "revisit"), ("WARC-Target-URI", "http://news.test/0")],
+        "application/http",
+        b"",
+        None,
+    )
+    .unwrap();
+    w.finish().unwrap();
+    ids
+}
+
+#[test]
+fn warc_records_are_extracted_fingerprinted_and_written_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("mixed.warc.gz");
+    let ids = mixed_warc(&warc);
+    let out = dir.path().join("out");
+    let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let recs = records(&out);
+    let got: Vec<&str> = recs.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(got, ids);
+    let r0 = &recs[0];
+    assert!(r0["text"].as_str().unwrap().contains("today."));
+    assert!(!r0["text"].as_str().unwrap().contains("Privacy"));
+    let m = &r0["metadata"];
+    assert_eq!(m["url"], "http://news.test/0");
+    assert_eq!(m["source"]["kind"], "warc");
+    assert!(m["source"]["offset"].as_u64().unwrap() > 0);
+    assert_eq!(m["status"], 200);
+    assert_eq!(m["title"], "Story 0");
+    assert_eq!(m["fetched_at"], "2026-11-22T10:00:00Z");
+    assert_eq!(m["extraction"]["scorer"], "nb");
+    assert_eq!(m["fingerprints"]["minhash"].as_array().unwrap().len(), 112);
+    assert_eq!(m["fingerprints"]["bands"].as_array().unwrap().len(), 14);
+    assert!(m["near_duplicate_of"].is_null());
+    // The near copy points at the first one.
+    assert_eq!(recs[4]["metadata"]["near_duplicate_of"], ids[0].as_str());
+    // Content- and transfer-coding undone; windows-1252 decoded.
+    assert!(recs[6]["text"].as_str().unwrap().contains("today."));
+    assert!(recs[7]["text"].as_str().unwrap().contains("café"));
+    assert_eq!(recs[7]["metadata"]["charset"], "windows-1252");
+
+    let stats: Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["written"], 8);
+    assert_eq!(stats["near_duplicates"], 1);
+    assert_eq!(stats["skipped"]["not_html"], 1);
+    assert_eq!(stats["skipped"]["http_status"], 1);
+    assert_eq!(stats["skipped"]["revisit"], 1);
+    assert_eq!(stats["skipped"]["not_response"], 11); // warcinfo + 10 requests
+
+    // --drop-near-duplicates leaves the copy out.
+    let out2 = dir.path().join("out2");
+    let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", out2.to_str().unwrap(), "--drop-near-duplicates"]);
+    assert!(o.status.success());
+    assert_eq!(records(&out2).len(), 7);
+
+    // A second run into the same folder without --resume is refused (exit 2), nothing changes.
+    let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(records(&out).len(), 8);
+}
+
+#[test]
+fn damaged_warcs_count_failures_keep_good_records_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    // gzip with a corrupt member in the middle.
+    let corrupt = dir.path().join("corrupt.warc.gz");
+    let mut w = WarcWriter::create(&corrupt, "test").unwrap();
+    let mut offsets = Vec::new();
+    for i in 0..5 {
+        offsets.push(exchange(&mut w, &format!("http://a.test/{i}"), &http("text/html", page(i, 4).as_bytes(), "")).0);
+    }
+    w.finish().unwrap();
+    let mut bytes = std::fs::read(&corrupt).unwrap();
+    let o = offsets[2] as usize;
+    for b in &mut bytes[o + 30..o + 80] {
+        *b = !*b;
+    }
+    std::fs::write(&corrupt, &bytes).unwrap();
+    // Plain WARC with a truncated last record.
+    let plain = dir.path().join("truncated.warc");
+    let gz_path = dir.path().join("t.warc.gz");
+    let mut w = WarcWriter::create(&gz_path, "test").unwrap();
+    for i in 10..14 {
+        exchange(&mut w, &format!("http://b.test/{i}"), &http("text/html", page(i, 4).as_bytes(), ""));
+    }
+    w.finish().unwrap();
+    let mut unz = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&gz_path).unwrap()),
+        &mut unz,
+    )
+    .unwrap();
+    unz.truncate(unz.len() - 200);
+    std::fs::write(&plain, &unz).unwrap();
+    let missing = dir.path().join("missing.warc.gz");
+
+    let out = dir.path().join("out");
+    let o = pipeline(&[
+        "--warc",
+        corrupt.to_str().unwrap(),
+        plain.to_str().unwrap(),
+        missing.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // A missing input is a usage error before anything runs.
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("missing.warc.gz"));
+
+    let o = pipeline(&["--warc", corrupt.to_str().unwrap(), plain.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("corrupt.warc.gz: record at byte {}", offsets[2])), "{stderr}");
+    assert!(stderr.contains("truncated.warc: record at byte"), "{stderr}");
+    let urls: Vec<String> = records(&out).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://a.test/0",
+            "http://a.test/1",
+            "http://a.test/3",
+            "http://a.test/4",
+            "http://b.test/10",
+            "http://b.test/11",
+            "http://b.test/12"
+        ]
+    );
+    let stats: Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["failed"]["warc_corrupt_gzip"], 1);
+    assert_eq!(stats["failed"]["warc_truncated"], 1);
+}
+
+/// A WARC of `n` pages, with its response ids in order.
+fn big_warc(path: &Path, n: usize) -> Vec<String> {
+    let mut w = WarcWriter::create(path, "test").unwrap();
+    let ids = (0..n)
+        .map(|i| {
+            exchange(&mut w, &format!("http://big.test/{i}"), &http("text/html", page(i + 1000, 8).as_bytes(), "")).1
+        })
+        .collect();
+    w.finish().unwrap();
+    ids
+}
+
+fn wait_for_parts(out: &Path, n: usize, child: &mut std::process::Child) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        if list_parts(out).map(|p| p.len() >= n).unwrap_or(false) {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    false
+}
+
+#[test]
+fn kill_9_then_resume_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.warc.gz");
+    let b = dir.path().join("b.warc.gz");
+    let mut ids = big_warc(&a, 1500);
+    ids.extend(big_warc(&b, 1500));
+    let out = dir.path().join("out");
+    let args = |resume: bool| {
+        let mut v: Vec<String> = vec![
+            "--warc".into(),
+            a.display().to_string(),
+            b.display().to_string(),
+            "--out".into(),
+            out.display().to_string(),
+            "--part-bytes".into(),
+            "20000".into(),
+            "--threads".into(),
+            "2".into(),
+            "--scorer".into(),
+            "simple".into(),
+        ];
+        if resume {
+            v.push("--resume".into());
+        }
+        v
+    };
+    let mut killed_mid_run = false;
+    // Kill once early (first file) and once later (second file), resuming each time.
+    for (round, parts) in [(0, 2), (1, 40)] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+            .args(args(round > 0))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        if wait_for_parts(&out, parts, &mut child) && child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            killed_mid_run = true;
+        }
+        child.wait().unwrap();
+    }
+    let o = pipeline(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(killed_mid_run, "the run finished before it could be killed");
+    let got: Vec<String> = records(&out).iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+    let unique: HashSet<&String> = got.iter().collect();
+    assert_eq!(unique.len(), got.len(), "duplicated records");
+    assert_eq!(got, ids, "lost or reordered records");
+    let stats: Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["written"], 3000);
+    assert!(!std::fs::read_dir(&out).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
+}
+
+#[test]
+fn config_files_run_and_report_every_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("in.warc.gz");
+    let ids = big_warc(&warc, 3);
+    let config = dir.path().join("p.toml");
+    std::fs::write(&config, "[warc]\npaths = ['in.warc.gz']\n[extractor]\nscorer = 'simple'\n[sink]\nout = 'out'\n")
+        .unwrap();
+    let o = pipeline(&["--config", config.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let recs = records(&dir.path().join("out"));
+    assert_eq!(recs.iter().map(|r| r["id"].as_str().unwrap()).collect::<Vec<_>>(), ids);
+    assert_eq!(recs[0]["metadata"]["extraction"]["scorer"], "simple");
+
+    std::fs::write(
+        &config,
+        "[warc]\npaths = ['in.warc.gz']\nrecursive = true\n[sink]\nout = 'out'\nlevel = 3\n[extractor]\nscorr = 'nb'\n",
+    )
+    .unwrap();
+    let o = pipeline(&["--config", config.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    for key in ["warc.recursive", "sink.level", "extractor.scorr"] {
+        assert!(stderr.contains(key), "{key} missing in: {stderr}");
+    }
+
+    // The shipped example configurations parse.
+    for name in ["warc-offline.toml", "news-feeds.toml"] {
+        let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "pipelines", name].iter().collect();
+        article_pipeline::pipeline::PipelineConfig::load(&p).unwrap();
+    }
+}
