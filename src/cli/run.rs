@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use article_pipeline::dedup::Fingerprinter;
 use article_pipeline::extract::{ExtractOptions, Extractor};
 use article_pipeline::pipeline::config::{FeedsConfig, WarcConfig};
-use article_pipeline::pipeline::{EngineOptions, PipelineConfig, Progress, Stats, warc_run};
+use article_pipeline::pipeline::{EngineOptions, PipelineConfig, Progress, Stats, feeds_run, warc_run};
 use article_pipeline::scoring;
 
 use super::Outcome;
@@ -184,7 +184,20 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         bar.0.finish_and_clear();
         stats?
     } else {
-        anyhow::bail!("feeds mode is not available in this build yet");
+        let feeds = config.feeds.clone().expect("validated: warc or feeds");
+        let bar = progress_bar(show, 0);
+        let run = feeds_run::FeedsRun {
+            feeds,
+            out: config.sink.out.clone(),
+            resume: config.run.resume,
+            sink: config.sink.options(),
+            engine,
+            extractor: &extractor,
+            fingerprinter: &fingerprinter,
+        };
+        let stats = feeds_run::run(&run, &bar);
+        bar.0.finish_and_clear();
+        stats?
     };
     summary(&stats, &config.sink.out);
     Ok(if stats.failures() > 0 { Outcome::SomeFailed } else { Outcome::Ok })

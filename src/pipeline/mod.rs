@@ -9,6 +9,7 @@
 //! committed part is done, whatever follows is redone.
 
 pub mod config;
+pub mod feeds_run;
 pub mod warc_run;
 
 use std::collections::{BTreeMap, HashMap};
@@ -90,8 +91,10 @@ pub enum Origin {
     File { file: usize, ordinal: u64 },
     /// Input file `file` has no more events.
     FileDone { file: usize },
-    /// A URL of a feed.
+    /// An article URL of feeds mode.
     Url(String),
+    /// Anything else (a feed that failed to poll).
+    Other,
 }
 
 /// Live progress for a terminal display.

@@ -149,10 +149,16 @@ pub fn is_html_type(media_type: &str) -> bool {
 }
 
 /// A body without a declared type is taken for HTML when it starts (after whitespace and a
-/// BOM) with `<`.
+/// BOM) with `<` and is not an XML document (feeds, SVG) unless that names an `<html>` root.
 pub fn sniff_html(body: &[u8]) -> bool {
     let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
-    body.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| b == b'<')
+    let Some(start) = body.iter().position(|b| !b.is_ascii_whitespace()) else { return false };
+    let head: Vec<u8> = body[start..body.len().min(start + 1024)].to_ascii_lowercase();
+    if !head.starts_with(b"<") {
+        return false;
+    }
+    let xml_like = [&b"<?xml"[..], b"<rss", b"<feed", b"<svg", b"<rdf"].iter().any(|p| head.starts_with(p));
+    !xml_like || memchr::memmem::find(&head, b"<html").is_some()
 }
 
 /// An HTTP response taken apart: head, and the body with transfer- and content-coding undone.
@@ -237,6 +243,8 @@ mod tests {
     fn sniffing_and_types() {
         assert!(sniff_html(b"\xef\xbb\xbf  <!doctype html>"));
         assert!(!sniff_html(b"%PDF-1.4"));
+        assert!(!sniff_html(b"<?xml version='1.0'?><rss version='2.0'>"));
+        assert!(sniff_html(b"<?xml version='1.0'?><!DOCTYPE html><html xmlns='x'>"));
         assert!(is_html_type(&media_type("Application/XHTML+XML; q=1")));
         assert!(!is_html_type("application/json"));
     }

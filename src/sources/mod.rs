@@ -2,6 +2,8 @@
 //! (`feeds`, `fetch`). Every source turns its input into a stream of [`SourceEvent`]s: a page
 //! to extract, or an input that was skipped or failed, with a reason that is counted.
 
+pub mod feeds;
+pub mod fetch;
 pub mod http;
 pub mod warc;
 pub mod warc_writer;

@@ -1,0 +1,191 @@
+//! Feeds: the `feeds.txt` list, parsing RSS 0.9x/1.0/2.0, Atom and JSON Feed (feed-rs), and
+//! turning item links into canonical article URLs (resolved against the feed URL, fragment
+//! and `utm_*` parameters removed) so that each article is fetched once.
+//!
+//! feed-rs refuses an `<rss>` element without a version attribute it knows; such feeds are
+//! parsed again with `version="2.0"` put in, which is what readers do.
+
+use std::path::Path;
+
+use url::Url;
+
+/// Why the feed list could not be used (every bad line listed).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {}", path.display(), problems.join("; "))]
+pub struct FeedListError {
+    pub path: std::path::PathBuf,
+    pub problems: Vec<String>,
+}
+
+/// Reads `feeds.txt`: one URL per line, `#` comments and blank lines ignored.
+pub fn read_feed_list(path: &Path) -> Result<Vec<Url>, FeedListError> {
+    let err = |problems| FeedListError { path: path.to_path_buf(), problems };
+    let text = std::fs::read_to_string(path).map_err(|e| err(vec![e.to_string()]))?;
+    let mut feeds = Vec::new();
+    let mut problems = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        match Url::parse(line) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => {
+                if !feeds.contains(&u) {
+                    feeds.push(u);
+                }
+            }
+            Ok(u) => problems.push(format!("line {}: `{u}` is not an http(s) URL", i + 1)),
+            Err(e) => problems.push(format!("line {}: `{line}`: {e}", i + 1)),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(err(problems));
+    }
+    Ok(feeds)
+}
+
+/// A feed's article links, canonical, in feed order, without repeats.
+pub fn parse_feed(body: &[u8], feed_url: &Url) -> Result<Vec<Url>, String> {
+    let feed = match feed_rs::parser::parse(body) {
+        Ok(f) => f,
+        Err(first) => match with_rss_version(body) {
+            Some(fixed) => feed_rs::parser::parse(&fixed[..]).map_err(|_| first.to_string())?,
+            None => return Err(first.to_string()),
+        },
+    };
+    let mut out: Vec<Url> = Vec::new();
+    for entry in &feed.entries {
+        let link = entry
+            .links
+            .iter()
+            .find(|l| l.rel.as_deref().is_none_or(|r| r.eq_ignore_ascii_case("alternate")))
+            .or_else(|| entry.links.first())
+            .map(|l| l.href.trim().to_string())
+            // RSS items without <link> often carry the URL as a permalink guid.
+            .or_else(|| {
+                (entry.id.starts_with("http://") || entry.id.starts_with("https://")).then(|| entry.id.clone())
+            });
+        let Some(link) = link else { continue };
+        let Ok(url) = feed_url.join(&link) else { continue };
+        if !matches!(url.scheme(), "http" | "https") {
+            continue;
+        }
+        let url = canonicalize(url);
+        if !out.contains(&url) {
+            out.push(url);
+        }
+    }
+    Ok(out)
+}
+
+/// `<rss>` without a known version gets `version="2.0"`; `None` when that is not the problem.
+fn with_rss_version(body: &[u8]) -> Option<Vec<u8>> {
+    let start = memchr::memmem::find(body, b"<rss")?;
+    let end = start + memchr::memchr(b'>', &body[start..])?;
+    let tag = &body[start..end];
+    let version_ok = memchr::memmem::find(tag, b"version=\"2.0\"").is_some()
+        || memchr::memmem::find(tag, b"version='2.0'").is_some()
+        || memchr::memmem::find(tag, b"version=\"0.9").is_some();
+    if version_ok {
+        return None;
+    }
+    let mut fixed = Vec::with_capacity(body.len() + 16);
+    fixed.extend_from_slice(&body[..start]);
+    fixed.extend_from_slice(b"<rss version=\"2.0\"");
+    // Drop a bad version attribute if there is one; keep the other attributes.
+    let rest = &body[start + 4..end];
+    let rest = match memchr::memmem::find(rest, b"version=") {
+        Some(v) => {
+            let mut r = rest[..v].to_vec();
+            let after = &rest[v + 8..];
+            let q = after.first().copied().unwrap_or(b'"');
+            let close = memchr::memchr(q, &after[1.min(after.len())..]).map_or(after.len(), |i| i + 2);
+            r.extend_from_slice(&after[close.min(after.len())..]);
+            r
+        }
+        None => rest.to_vec(),
+    };
+    fixed.extend_from_slice(&rest);
+    fixed.extend_from_slice(&body[end..]);
+    Some(fixed)
+}
+
+/// Removes the fragment and `utm_*` query parameters (the url crate already lower-cases the
+/// scheme and host and drops default ports).
+pub fn canonicalize(mut url: Url) -> Url {
+    url.set_fragment(None);
+    if url.query().is_some() {
+        let kept: Vec<(String, String)> = url
+            .query_pairs()
+            .filter(|(k, _)| !k.to_ascii_lowercase().starts_with("utm_"))
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        if kept.is_empty() {
+            url.set_query(None);
+        } else {
+            url.query_pairs_mut().clear().extend_pairs(kept);
+        }
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn base() -> Url {
+        Url::parse("https://news.test/feeds/main.xml").unwrap()
+    }
+
+    #[test]
+    fn rss_atom_and_json_feed_links() {
+        let rss = br#"<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>
+            <item><title>A</title><link>/a?utm_source=x&amp;id=1#top</link></item>
+            <item><title>B</title><link>https://other.test/b</link></item>
+            <item><title>A again</title><link>https://news.test/a?id=1</link></item></channel></rss>"#;
+        let links = parse_feed(rss, &base()).unwrap();
+        assert_eq!(
+            links.iter().map(Url::as_str).collect::<Vec<_>>(),
+            ["https://news.test/a?id=1", "https://other.test/b"]
+        );
+
+        let atom = br#"<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><id>x</id><updated>2026-01-01T00:00:00Z</updated>
+            <entry><title>E</title><id>e1</id><updated>2026-01-01T00:00:00Z</updated><link rel="alternate" href="entries/1"/><link rel="enclosure" href="/x.mp3"/></entry></feed>"#;
+        assert_eq!(parse_feed(atom, &base()).unwrap()[0].as_str(), "https://news.test/feeds/entries/1");
+
+        let json = br#"{"version":"https://jsonfeed.org/version/1.1","title":"T","items":[{"id":"1","url":"https://news.test/j?utm_medium=m","content_text":"x"}]}"#;
+        assert_eq!(parse_feed(json, &base()).unwrap()[0].as_str(), "https://news.test/j");
+    }
+
+    #[test]
+    fn rss_without_a_known_version_is_read() {
+        let rss = br#"<rss><channel><title>T</title><item><title>A</title><link>https://news.test/v</link><pubDate>Tuesday, 3 March 2026</pubDate></item></channel></rss>"#;
+        assert_eq!(parse_feed(rss, &base()).unwrap().len(), 1);
+        let rss = br#"<rss version="9.9" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>T</title><item><link>https://news.test/w</link></item></channel></rss>"#;
+        assert_eq!(parse_feed(rss, &base()).unwrap().len(), 1);
+        assert!(parse_feed(b"<html>not a feed</html>", &base()).is_err());
+    }
+
+    #[test]
+    fn feed_list_reports_every_bad_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("feeds.txt");
+        std::fs::write(&p, "# news\nhttps://a.test/rss\n\nftp://b.test/x\nnot a url\nhttps://a.test/rss # again\n")
+            .unwrap();
+        let e = read_feed_list(&p).unwrap_err();
+        assert_eq!(e.problems.len(), 2, "{e}");
+        std::fs::write(&p, "https://a.test/rss\nhttps://a.test/rss # again\n").unwrap();
+        assert_eq!(read_feed_list(&p).unwrap().len(), 1);
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_feeds_never_panic(body in proptest::collection::vec(any::<u8>(), 0..500),
+                                       prefix in "(<rss|<rss version=\"x\"|<feed|\\{\"version\":)?") {
+            let mut b = prefix.into_bytes();
+            b.extend(body);
+            let _ = parse_feed(&b, &base());
+        }
+    }
+}

@@ -1,0 +1,508 @@
+//! The polite HTTP fetcher of feeds mode: one request at a time per host with a delay
+//! (robots.txt Crawl-delay honoured up to 30 s), robots.txt obeyed and cached per host,
+//! connect and whole-response timeouts, at most 5 redirects, a body cap, retries with
+//! backoff on 5xx and timeouts and on 429 after Retry-After, http/https only.
+//!
+//! **SSRF guard**: URLs taken from feeds (untrusted) may not reach loopback, private,
+//! link-local, multicast or unspecified addresses unless the user allows it. Host names are
+//! checked after DNS resolution (a resolver that drops such addresses, so a name cannot
+//! resolve to 127.0.0.1 behind our back) and IP literals before the request and on every
+//! redirect. The feed URLs the user listed are trusted.
+//!
+//! Bodies are read raw (no automatic decompression) so that the WARC archive holds what the
+//! server sent; [`super::http::decode_content`] undoes the content-coding for extraction.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::{Client, StatusCode, Url};
+
+/// Fetcher settings.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    pub user_agent: String,
+    pub delay: Duration,
+    pub connect_timeout: Duration,
+    pub timeout: Duration,
+    pub max_body_bytes: u64,
+    pub max_retries: u32,
+    pub allow_private_addresses: bool,
+    /// First retry waits this long, doubling each time.
+    pub backoff: Duration,
+    /// Longest Retry-After honoured.
+    pub max_retry_after: Duration,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            user_agent: concat!("article-pipeline/", env!("CARGO_PKG_VERSION")).into(),
+            delay: Duration::from_secs(1),
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(30),
+            max_body_bytes: 10 << 20,
+            max_retries: 3,
+            allow_private_addresses: false,
+            backoff: Duration::from_millis(500),
+            max_retry_after: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Longest robots.txt Crawl-delay honoured.
+const MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
+const MAX_REDIRECTS: usize = 5;
+
+/// Is a URL from the user (trusted) or from a feed (guarded)?
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    User,
+    Feed,
+}
+
+/// A response, as received.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub url: String,
+    pub final_url: String,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// Body as sent (content-coding not undone, transfer-coding undone).
+    pub body: Vec<u8>,
+    pub ip: Option<String>,
+    /// RFC 3339 UTC.
+    pub fetched_at: String,
+    /// The request head as sent.
+    pub request: Vec<u8>,
+}
+
+impl Fetched {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The response as HTTP/1.1 bytes for a WARC record (Transfer-Encoding dropped, as the
+    /// body is stored de-chunked).
+    pub fn raw_response(&self) -> Vec<u8> {
+        let reason = StatusCode::from_u16(self.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+        let mut out = format!("HTTP/1.1 {} {reason}\r\n", self.status).into_bytes();
+        for (k, v) in &self.headers {
+            if k.eq_ignore_ascii_case("transfer-encoding") {
+                continue;
+            }
+            out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&self.body);
+        out
+    }
+}
+
+/// Why a fetch failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    #[error("{url}: refused: {why} (pass --allow-private-addresses to allow)")]
+    Blocked { url: String, why: String },
+    #[error("{url}: disallowed by robots.txt")]
+    Robots { url: String },
+    #[error("{url}: body larger than {limit} bytes")]
+    TooLarge { url: String, limit: u64 },
+    #[error("{url}: timed out")]
+    Timeout { url: String },
+    #[error("{url}: HTTP status {status}")]
+    Status { url: String, status: u16 },
+    #[error("{url}: too many redirects")]
+    Redirects { url: String },
+    #[error("{url}: not an http or https URL")]
+    Scheme { url: String },
+    #[error("{url}: {message}")]
+    Network { url: String, message: String },
+}
+
+impl FetchError {
+    pub fn reason(&self) -> &'static str {
+        match self {
+            FetchError::Blocked { .. } => "ssrf_blocked",
+            FetchError::Robots { .. } => "robots_disallowed",
+            FetchError::TooLarge { .. } => "too_large",
+            FetchError::Timeout { .. } => "timeout",
+            FetchError::Status { .. } => "http_status",
+            FetchError::Redirects { .. } => "too_many_redirects",
+            FetchError::Scheme { .. } => "bad_url",
+            FetchError::Network { .. } => "network",
+        }
+    }
+}
+
+/// Addresses a feed URL may not reach without `--allow-private-addresses`.
+pub fn is_forbidden(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_multicast()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || (o[0] == 100 && (o[1] & 0xc0) == 64) // carrier-grade NAT 100.64/10
+                || o[0] == 0
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_forbidden(IpAddr::V4(v4));
+            }
+            let s = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
+                || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+        }
+    }
+}
+
+/// Error of the guarded resolver and redirect policy.
+#[derive(Debug)]
+struct Forbidden(String);
+
+impl std::fmt::Display for Forbidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Forbidden {}
+
+/// Resolves names and drops forbidden addresses.
+struct GuardedResolver;
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = addrs.iter().copied().filter(|a| !is_forbidden(a.ip())).collect();
+            if allowed.is_empty() {
+                let shown = addrs.first().map(|a| a.ip().to_string()).unwrap_or_default();
+                return Err(Box::new(Forbidden(format!("{host} resolves to the private address {shown}"))) as _);
+            }
+            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// The IP-literal check for URLs (names are checked by the resolver).
+fn literal_forbidden(url: &Url) -> Option<String> {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) if is_forbidden(IpAddr::V4(ip)) => Some(format!("{ip} is a private address")),
+        Some(url::Host::Ipv6(ip)) if is_forbidden(IpAddr::V6(ip)) => Some(format!("{ip} is a private address")),
+        Some(url::Host::Domain(d)) if d.eq_ignore_ascii_case("localhost") || d.ends_with(".localhost") => {
+            Some(format!("{d} is a loopback name"))
+        }
+        _ => None,
+    }
+}
+
+enum Robots {
+    AllowAll,
+    DisallowAll,
+    Rules(Box<texting_robots::Robot>),
+}
+
+struct HostState {
+    next_allowed: Instant,
+    robots: Option<Robots>,
+    delay: Duration,
+}
+
+/// Fetches pages politely; shared by all tasks of a run.
+pub struct Fetcher {
+    trusted: Client,
+    guarded: Client,
+    options: FetchOptions,
+    hosts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<HostState>>>>,
+}
+
+/// Installs the ring crypto provider for rustls once per process.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+impl Fetcher {
+    pub fn new(options: FetchOptions) -> Result<Self, FetchError> {
+        install_crypto_provider();
+        let build = |guard: bool| {
+            let policy = reqwest::redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() >= MAX_REDIRECTS {
+                    return attempt.error(Forbidden("too many redirects".into()));
+                }
+                if !matches!(attempt.url().scheme(), "http" | "https") {
+                    let msg = format!("redirect to a {} URL", attempt.url().scheme());
+                    return attempt.error(Forbidden(msg));
+                }
+                if guard && let Some(why) = literal_forbidden(attempt.url()) {
+                    let msg = format!("redirect to {}: {why}", attempt.url());
+                    return attempt.error(Forbidden(msg));
+                }
+                attempt.follow()
+            });
+            let mut b = Client::builder()
+                .user_agent(options.user_agent.clone())
+                .connect_timeout(options.connect_timeout)
+                .timeout(options.timeout)
+                .redirect(policy)
+                .no_proxy();
+            if guard {
+                b = b.dns_resolver(Arc::new(GuardedResolver));
+            }
+            b.build().map_err(|e| FetchError::Network { url: String::new(), message: e.to_string() })
+        };
+        let guard = !options.allow_private_addresses;
+        Ok(Fetcher { trusted: build(false)?, guarded: build(guard)?, options, hosts: Mutex::new(HashMap::new()) })
+    }
+
+    pub fn options(&self) -> &FetchOptions {
+        &self.options
+    }
+
+    fn host_state(&self, key: &str) -> Arc<tokio::sync::Mutex<HostState>> {
+        let mut hosts = self.hosts.lock().expect("host map lock");
+        hosts
+            .entry(key.to_string())
+            .or_insert_with(|| {
+                Arc::new(tokio::sync::Mutex::new(HostState {
+                    next_allowed: Instant::now(),
+                    robots: None,
+                    delay: self.options.delay,
+                }))
+            })
+            .clone()
+    }
+
+    /// Fetches `url` (with optional conditional-GET validators), waiting its turn on its host.
+    pub async fn fetch(
+        &self,
+        url: &Url,
+        trust: Trust,
+        validators: Option<(&str, &str)>,
+    ) -> Result<Fetched, FetchError> {
+        let shown = url.to_string();
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err(FetchError::Scheme { url: shown });
+        }
+        let guarded = trust == Trust::Feed && !self.options.allow_private_addresses;
+        if guarded && let Some(why) = literal_forbidden(url) {
+            return Err(FetchError::Blocked { url: shown, why });
+        }
+        let client = if trust == Trust::Feed { &self.guarded } else { &self.trusted };
+        let key = url.origin().ascii_serialization();
+        let state = self.host_state(&key);
+        // One request at a time per host: hold the host's lock for the whole exchange.
+        let mut host = state.lock().await;
+        if host.robots.is_none() {
+            let robots = self.robots(client, url, &host).await;
+            if let Robots::Rules(r) = &robots
+                && let Some(d) = r.delay
+            {
+                host.delay =
+                    Duration::from_secs_f32(d.clamp(0.0, MAX_CRAWL_DELAY.as_secs_f32())).max(self.options.delay);
+            }
+            host.robots = Some(robots);
+            // The robots.txt request counts: the page waits the host's delay after it.
+            host.next_allowed = Instant::now() + host.delay;
+        }
+        let allowed = match host.robots.as_ref().expect("set above") {
+            Robots::AllowAll => true,
+            Robots::DisallowAll => false,
+            Robots::Rules(r) => r.allowed(url.as_str()),
+        };
+        if !allowed {
+            return Err(FetchError::Robots { url: shown });
+        }
+        let mut attempt = 0;
+        loop {
+            tokio::time::sleep_until(host.next_allowed.into()).await;
+            let result = self.once(client, url, validators).await;
+            host.next_allowed = Instant::now() + host.delay;
+            let retry_in = match &result {
+                Ok(f) if f.status == 429 => {
+                    Some(retry_after(f.header("retry-after")).min(self.options.max_retry_after))
+                }
+                Ok(f) if f.status >= 500 => Some(self.options.backoff * 2u32.saturating_pow(attempt)),
+                Err(FetchError::Timeout { .. }) => Some(self.options.backoff * 2u32.saturating_pow(attempt)),
+                _ => None,
+            };
+            match retry_in {
+                Some(wait) if attempt < self.options.max_retries => {
+                    attempt += 1;
+                    tracing::debug!("{shown}: retry {attempt} in {wait:?}");
+                    host.next_allowed = host.next_allowed.max(Instant::now() + wait);
+                }
+                _ => return result,
+            }
+        }
+    }
+
+    async fn robots(&self, client: &Client, url: &Url, host: &HostState) -> Robots {
+        let Ok(robots_url) = url.join("/robots.txt") else { return Robots::AllowAll };
+        tokio::time::sleep_until(host.next_allowed.into()).await;
+        let r = self.once(client, &robots_url, None).await;
+        match r {
+            Ok(f) if (200..300).contains(&f.status) => {
+                let body = super::http::decode_content(f.body.clone(), f.header("content-encoding"), 1 << 20)
+                    .unwrap_or_default();
+                match texting_robots::Robot::new(&self.options.user_agent, &body) {
+                    Ok(robot) => Robots::Rules(Box::new(robot)),
+                    Err(_) => Robots::AllowAll,
+                }
+            }
+            // RFC 9309 §2.3.1.3: "unavailable" (4xx) means no restrictions.
+            Ok(f) if (400..500).contains(&f.status) => Robots::AllowAll,
+            // Unreachable (5xx, network): assume complete disallow, for this run.
+            Ok(_) => Robots::DisallowAll,
+            Err(FetchError::Blocked { .. }) => Robots::AllowAll, // the page fetch reports it
+            Err(_) => Robots::DisallowAll,
+        }
+    }
+
+    /// One request, body read with the cap.
+    async fn once(&self, client: &Client, url: &Url, validators: Option<(&str, &str)>) -> Result<Fetched, FetchError> {
+        let shown = url.to_string();
+        let mut req = client.get(url.clone());
+        let mut request_head = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {}\r\n",
+            request_target(url),
+            host_header(url),
+            self.options.user_agent
+        );
+        if let Some((etag, modified)) = validators {
+            if !etag.is_empty() {
+                req = req.header("If-None-Match", etag);
+                request_head.push_str(&format!("If-None-Match: {etag}\r\n"));
+            }
+            if !modified.is_empty() {
+                req = req.header("If-Modified-Since", modified);
+                request_head.push_str(&format!("If-Modified-Since: {modified}\r\n"));
+            }
+        }
+        request_head.push_str("\r\n");
+        let fetched_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let mut resp = req.send().await.map_err(|e| classify(&shown, &e))?;
+        let status = resp.status().as_u16();
+        let headers: Vec<(String, String)> = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect();
+        let final_url = resp.url().to_string();
+        let ip = resp.remote_addr().map(|a| a.ip().to_string());
+        let limit = self.options.max_body_bytes;
+        if resp.content_length().is_some_and(|n| n > limit) {
+            return Err(FetchError::TooLarge { url: shown, limit });
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&shown, &e))? {
+            if body.len() as u64 + chunk.len() as u64 > limit {
+                return Err(FetchError::TooLarge { url: shown, limit });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Fetched { url: shown, final_url, status, headers, body, ip, fetched_at, request: request_head.into_bytes() })
+    }
+}
+
+fn request_target(url: &Url) -> String {
+    match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    }
+}
+
+fn host_header(url: &Url) -> String {
+    match url.port() {
+        Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
+        None => url.host_str().unwrap_or("").to_string(),
+    }
+}
+
+/// Seconds of a Retry-After header (delta-seconds or HTTP date); 1 s when absent or bad.
+pub fn retry_after(value: Option<&str>) -> Duration {
+    let Some(v) = value.map(str::trim) else { return Duration::from_secs(1) };
+    if let Ok(secs) = v.parse::<u64>() {
+        return Duration::from_secs(secs);
+    }
+    match httpdate::parse_http_date(v) {
+        Ok(t) => t.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO),
+        Err(_) => Duration::from_secs(1),
+    }
+}
+
+fn classify(url: &str, e: &reqwest::Error) -> FetchError {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(s) = source {
+        if let Some(f) = s.downcast_ref::<Forbidden>() {
+            return if f.0 == "too many redirects" {
+                FetchError::Redirects { url: url.to_string() }
+            } else {
+                FetchError::Blocked { url: url.to_string(), why: f.0.clone() }
+            };
+        }
+        source = s.source();
+    }
+    if e.is_timeout() {
+        return FetchError::Timeout { url: url.to_string() };
+    }
+    if e.is_redirect() {
+        return FetchError::Redirects { url: url.to_string() };
+    }
+    let mut message = e.to_string();
+    let mut s = std::error::Error::source(e);
+    while let Some(inner) = s {
+        message = format!("{message}: {inner}");
+        s = inner.source();
+    }
+    FetchError::Network { url: url.to_string(), message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forbidden_addresses() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "224.0.0.1",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "100.64.0.1",
+        ] {
+            assert!(is_forbidden(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "172.32.0.1"] {
+            assert!(!is_forbidden(ip.parse().unwrap()), "{ip}");
+        }
+        assert!(literal_forbidden(&Url::parse("http://127.0.0.1:8080/a").unwrap()).is_some());
+        assert!(literal_forbidden(&Url::parse("http://[::1]/").unwrap()).is_some());
+        assert!(literal_forbidden(&Url::parse("http://localhost/").unwrap()).is_some());
+        assert!(literal_forbidden(&Url::parse("http://example.com/").unwrap()).is_none());
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(retry_after(Some("3")), Duration::from_secs(3));
+        assert_eq!(retry_after(None), Duration::from_secs(1));
+        assert_eq!(retry_after(Some("Wed, 21 Oct 2015 07:28:00 GMT")), Duration::ZERO);
+        assert_eq!(retry_after(Some("soon")), Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,335 @@
+//! `pipeline --feeds` against a real axum server on 127.0.0.1: RSS 2.0, RSS without a version,
+//! Atom and JSON Feed, a broken feed, robots.txt with a disallowed path and a Crawl-delay, and
+//! faults (a response slower than the timeout, 500 then 200, 429 with Retry-After, a redirect
+//! loop, a 50 MB body, a wrong content type, gzip bodies, a windows-1252 page). Also the SSRF
+//! guard, conditional GET on a second poll, the WARC archive, and kill -9 with `--resume`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
+use serde_json::Value;
+
+use article_pipeline::sink::{list_parts, read_part};
+
+#[derive(Default)]
+struct Log {
+    hits: HashMap<String, u32>,
+    /// Arrival times, and whether the request was a redirect hop (hops follow at once).
+    times: Vec<(Instant, bool)>,
+    if_none_match: Vec<String>,
+    concurrent: u32,
+    max_concurrent: u32,
+}
+
+type Shared = Arc<Mutex<Log>>;
+
+struct Server {
+    base: String,
+    log: Shared,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn start(articles: usize) -> Server {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let log: Shared = Arc::default();
+    let state = (log.clone(), base.clone(), articles);
+    let app = axum::Router::new().fallback(handle).with_state(state);
+    rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Server { base, log, _rt: rt }
+}
+
+fn page(title: &str, words: &str) -> String {
+    let para = format!("<p>{words} {words} {words} {words} about the {title} story today.</p>\n");
+    format!(
+        "<!doctype html><html><head><title>{title}</title></head><body><nav><a href=/>Home</a> <a href=/x>World</a></nav>\
+         <article><h1>{title}</h1>{}</article><footer><a href=/about>About</a> Copyright notice</footer></body></html>",
+        para.repeat(6)
+    )
+}
+
+fn html(body: impl Into<Body>) -> Response {
+    Response::builder().header("content-type", "text/html; charset=utf-8").body(body.into()).unwrap()
+}
+
+fn xml(body: String) -> Response {
+    Response::builder().header("content-type", "application/xml").body(Body::from(body)).unwrap()
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut e, data).unwrap();
+    e.finish().unwrap()
+}
+
+async fn handle(
+    State((log, base, articles)): State<(Shared, String, usize)>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let path = uri.path().to_string();
+    // A request past the client's timeout keeps running here; it is not a concurrent request.
+    let counted = path != "/slow";
+    let hit = {
+        let mut l = log.lock().unwrap();
+        let n = l.hits.entry(path.clone()).or_default();
+        *n += 1;
+        let hit = *n;
+        l.times.push((Instant::now(), path.starts_with("/loop") && hit > 1 || path == "/loop2"));
+        if let Some(v) = headers.get("if-none-match") {
+            l.if_none_match.push(v.to_str().unwrap().to_string());
+        }
+        if counted {
+            l.concurrent += 1;
+            l.max_concurrent = l.max_concurrent.max(l.concurrent);
+        }
+        hit
+    };
+    let resp = respond(&path, hit, &base, articles, &headers).await;
+    if counted {
+        log.lock().unwrap().concurrent -= 1;
+    }
+    resp
+}
+
+async fn respond(path: &str, hit: u32, base: &str, articles: usize, headers: &HeaderMap) -> Response {
+    let rss_item = |p: &str| {
+        let p = p.replace('&', "&amp;");
+        format!("<item><title>{p}</title><link>{base}{p}</link></item>")
+    };
+    match path {
+        // The kill test (articles > 0) runs without a Crawl-delay to stay short.
+        "/robots.txt" if articles > 0 => Response::new(Body::from("User-agent: *\nDisallow: /private/\n")),
+        "/robots.txt" => Response::new(Body::from("User-agent: *\nDisallow: /private/\nCrawl-delay: 0.1\n")),
+        "/rss.xml" => {
+            if headers.get("if-none-match").is_some_and(|v| v == "\"rss-v1\"") {
+                return Response::builder().status(304).body(Body::empty()).unwrap();
+            }
+            let items: String = ["/articles/1?utm_source=feed&utm_medium=rss#comments", "/private/secret", "/slow", "/flaky", "/limited", "/loop", "/huge", "/image", "/gz", "/latin1"]
+                .iter()
+                .map(|p| rss_item(p))
+                .collect();
+            Response::builder()
+                .header("content-type", "application/rss+xml")
+                .header("etag", "\"rss-v1\"")
+                .body(Body::from(format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Test</title>{items}</channel></rss>")))
+                .unwrap()
+        }
+        "/noversion.xml" => xml(format!("<rss><channel><title>Old</title>{}</channel></rss>", rss_item("/articles/5"))),
+        "/atom.xml" => xml(format!(
+            "<?xml version=\"1.0\"?><feed xmlns=\"http://www.w3.org/2005/Atom\"><title>A</title><id>a</id><updated>2026-01-01T00:00:00Z</updated>\
+             <entry><title>3</title><id>3</id><updated>2026-01-01T00:00:00Z</updated><link href=\"/articles/3\"/></entry>\
+             <entry><title>1</title><id>1</id><updated>2026-01-01T00:00:00Z</updated><link href=\"{base}/articles/1\"/></entry></feed>"
+        )),
+        "/feed.json" => Response::builder()
+            .header("content-type", "application/feed+json")
+            .body(Body::from(format!(
+                "{{\"version\":\"https://jsonfeed.org/version/1.1\",\"title\":\"J\",\"items\":[{{\"id\":\"4\",\"url\":\"{base}/articles/4\"}}]}}"
+            )))
+            .unwrap(),
+        "/broken.xml" => xml("<html><body>this is not a feed</body></html>".to_string()),
+        "/many.xml" => {
+            let items: String = (0..articles).map(|i| rss_item(&format!("/articles/m{i}"))).collect();
+            xml(format!("<rss version=\"2.0\"><channel><title>M</title>{items}</channel></rss>"))
+        }
+        "/ssrf.xml" => xml(format!(
+            "<rss version=\"2.0\"><channel><title>S</title>{}{}</channel></rss>",
+            rss_item("/articles/1"),
+            "<item><link>http://localhost:1/admin</link></item>"
+        )),
+        "/slow" => {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            html(page("Slow", "slow"))
+        }
+        "/flaky" if hit == 1 => Response::builder().status(500).body(Body::from("oops")).unwrap(),
+        "/flaky" => html(page("Flaky", "flaky recovered")),
+        "/limited" if hit == 1 => Response::builder().status(429).header("retry-after", "1").body(Body::empty()).unwrap(),
+        "/limited" => html(page("Limited", "patience rewarded")),
+        "/loop" => Response::builder().status(302).header("location", "/loop2").body(Body::empty()).unwrap(),
+        "/loop2" => Response::builder().status(302).header("location", "/loop").body(Body::empty()).unwrap(),
+        "/huge" => {
+            let chunk = bytes::Bytes::from(vec![b'a'; 1 << 20]);
+            let stream = futures_util::stream::iter((0..50).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
+            html(Body::from_stream(stream))
+        }
+        "/image" => Response::builder().header("content-type", "image/png").body(Body::from(vec![0x89, b'P', b'N', b'G'])).unwrap(),
+        "/gz" => Response::builder()
+            .header("content-type", "text/html")
+            .header("content-encoding", "gzip")
+            .body(Body::from(gzip(page("Compressed", "gzip deflated words").as_bytes())))
+            .unwrap(),
+        "/latin1" => {
+            let p = page("Latin", "caf\u{e9} na\u{ef}ve r\u{e9}sum\u{e9}").replace("<head>", "<head><meta charset=\"windows-1252\">");
+            let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&p);
+            Response::builder().header("content-type", "text/html").body(Body::from(bytes.into_owned())).unwrap()
+        }
+        p if p.starts_with("/articles/") => html(page(&format!("Article {}", &p[10..]), &format!("words of article {}", &p[10..]))),
+        _ => Response::builder().status(StatusCode::NOT_FOUND).body(Body::from("not found")).unwrap(),
+    }
+}
+
+fn pipeline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
+}
+
+fn records(out: &Path) -> Vec<Value> {
+    list_parts(out).unwrap().iter().flat_map(|p| read_part(p).unwrap()).collect()
+}
+
+fn config(dir: &Path, feeds: &[String], extra: &str) -> String {
+    let list = dir.join("feeds.txt");
+    std::fs::write(&list, format!("# test feeds\n{}\n", feeds.join("\n"))).unwrap();
+    let cfg = dir.join("feeds.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\ntimeout_secs = 1\nconnect_timeout_secs = 2\nmax_retries = 2\n{extra}\n\
+             [sink]\nout = 'out'\n[run]\nthreads = 2\n"
+        ),
+    )
+    .unwrap();
+    cfg.display().to_string()
+}
+
+#[test]
+fn feeds_are_polled_articles_fetched_once_and_faults_counted() {
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let b = &server.base;
+    let feeds: Vec<String> = ["rss.xml", "noversion.xml", "atom.xml", "feed.json", "broken.xml"]
+        .iter()
+        .map(|f| format!("{b}/{f}"))
+        .collect();
+    let cfg = config(dir.path(), &feeds, "allow_private_addresses = true\nwarc_out = 'warc'");
+    let o = pipeline(&["--config", &cfg]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let out = dir.path().join("out");
+    let recs = records(&out);
+    let mut urls: Vec<String> =
+        recs.iter().map(|r| r["metadata"]["url"].as_str().unwrap().replace(b.as_str(), "")).collect();
+    urls.sort();
+    assert_eq!(
+        urls,
+        ["/articles/1", "/articles/3", "/articles/4", "/articles/5", "/flaky", "/gz", "/latin1", "/limited"],
+        "{stderr}"
+    );
+    let by_url = |u: &str| recs.iter().find(|r| r["metadata"]["url"] == format!("{b}{u}")).unwrap();
+    assert!(by_url("/gz")["text"].as_str().unwrap().contains("gzip deflated words"));
+    assert!(by_url("/latin1")["text"].as_str().unwrap().contains("café naïve résumé"));
+    assert!(by_url("/flaky")["text"].as_str().unwrap().contains("flaky recovered"));
+    assert_eq!(by_url("/articles/1")["metadata"]["source"]["kind"], "feed");
+    assert!(!by_url("/articles/1")["text"].as_str().unwrap().contains("Copyright"));
+
+    let stats: Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["written"], 8);
+    assert_eq!(stats["failed"]["robots_disallowed"], 1, "{stats}");
+    assert_eq!(stats["failed"]["timeout"], 1, "{stats}");
+    assert_eq!(stats["failed"]["too_many_redirects"], 1, "{stats}");
+    assert_eq!(stats["failed"]["too_large"], 1, "{stats}");
+    assert_eq!(stats["failed"]["feed_parse"], 1, "{stats}");
+    assert_eq!(stats["skipped"]["not_html"], 1, "{stats}");
+    for needle in ["/private/secret: disallowed by robots.txt", "/slow: timed out", "broken.xml: not a feed"] {
+        assert!(stderr.contains(needle), "{needle} not in {stderr}");
+    }
+
+    {
+        let log = server.log.lock().unwrap();
+        // Each article once although two feeds list /articles/1; retries as configured.
+        assert_eq!(log.hits["/articles/1"], 1);
+        assert_eq!(log.hits["/flaky"], 2);
+        assert_eq!(log.hits["/limited"], 2);
+        assert_eq!(log.hits["/slow"], 3);
+        assert!(!log.hits.contains_key("/private/secret"));
+        assert_eq!(log.hits["/robots.txt"], 1);
+        // One request at a time per host, spaced by the Crawl-delay (0.1 s).
+        assert_eq!(log.max_concurrent, 1);
+        let gaps: Vec<Duration> = log.times.windows(2).filter(|w| !w[1].1).map(|w| w[1].0 - w[0].0).collect();
+        assert!(gaps.iter().all(|g| *g >= Duration::from_millis(95)), "{gaps:?}");
+    }
+
+    // The WARC archive replays to the same records.
+    let warcs: Vec<String> =
+        std::fs::read_dir(dir.path().join("warc")).unwrap().map(|e| e.unwrap().path().display().to_string()).collect();
+    assert_eq!(warcs.len(), 1);
+    let replay = dir.path().join("replay");
+    let o = pipeline(&["--warc", &warcs[0], "--out", replay.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut texts: Vec<String> = records(&replay).iter().map(|r| r["text"].as_str().unwrap().to_string()).collect();
+    let mut want: Vec<String> = recs.iter().map(|r| r["text"].as_str().unwrap().to_string()).collect();
+    texts.sort();
+    want.sort();
+    assert_eq!(texts, want);
+
+    // A second poll sends the ETag, gets 304, and fetches nothing again.
+    let o = pipeline(&["--config", &cfg, "--resume"]);
+    assert!(o.status.code().is_some(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = server.log.lock().unwrap();
+    assert!(log.if_none_match.contains(&"\"rss-v1\"".to_string()));
+    assert_eq!(log.hits["/articles/1"], 1);
+    assert_eq!(log.hits["/flaky"], 2);
+    assert_eq!(records(&out).len(), 8);
+}
+
+#[test]
+fn feed_links_to_private_addresses_are_refused_without_the_flag() {
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &[format!("{}/ssrf.xml", server.base)], "");
+    let o = pipeline(&["--config", &cfg]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(records(&dir.path().join("out")).is_empty());
+    let stats: Value = serde_json::from_slice(&std::fs::read(dir.path().join("out/stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["failed"]["ssrf_blocked"], 2, "{stats}");
+    assert!(stderr.contains("--allow-private-addresses"), "{stderr}");
+    let log = server.log.lock().unwrap();
+    // The feed itself (listed by the user) was fetched; nothing it linked to was.
+    assert_eq!(log.hits.get("/ssrf.xml"), Some(&1));
+    assert_eq!(log.hits.len(), 2, "{:?}", log.hits.keys()); // the feed and its host's robots.txt
+}
+
+#[test]
+fn kill_9_during_a_feeds_run_then_resume_writes_every_article_once() {
+    let server = start(300);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &[format!("{}/many.xml", server.base)], "allow_private_addresses = true");
+    // Small parts so that parts are committed while the crawl goes on.
+    let cfg_text = std::fs::read_to_string(&cfg).unwrap().replace("[sink]\n", "[sink]\npart_bytes = 8192\n");
+    std::fs::write(&cfg, cfg_text).unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .args(["--config", &cfg])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut killed = false;
+    while start.elapsed() < Duration::from_secs(60) {
+        if list_parts(&out).map(|p| p.len() >= 2).unwrap_or(false) {
+            if child.try_wait().unwrap().is_none() {
+                child.kill().unwrap();
+                killed = true;
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait().unwrap();
+    assert!(killed, "the run ended before it could be killed");
+    let o = pipeline(&["--config", &cfg, "--resume"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let urls: Vec<String> = records(&out).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
+    let unique: HashSet<&String> = urls.iter().collect();
+    assert_eq!(unique.len(), urls.len(), "an article was written twice");
+    assert_eq!(urls.len(), 300, "an article was lost");
+}
