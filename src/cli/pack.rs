@@ -25,6 +25,9 @@ pub struct PackArgs {
     /// WARC-Date of every record (default: now).
     #[arg(long)]
     date: Option<String>,
+    /// Write the pages this many times (URLs get `?copy=N`), to make large benchmark inputs.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
 }
 
 pub fn exec(args: PackArgs) -> anyhow::Result<Outcome> {
@@ -32,10 +35,13 @@ pub fn exec(args: PackArgs) -> anyhow::Result<Outcome> {
         args.date.clone().unwrap_or_else(|| chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
     let mut w = WarcWriter::create(&args.out, concat!("article-pipeline/", env!("CARGO_PKG_VERSION")))
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    let mut written = 0usize;
+    for copy in 0..args.repeat.max(1) {
     for page in &args.pages {
         let body = std::fs::read(page).with_context(|| format!("cannot read `{}`", page.display()))?;
         let name = page.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let url = format!("{}{}", args.base_url, name);
+        let url = if copy == 0 { format!("{}{}", args.base_url, name) } else { format!("{}{}?copy={copy}", args.base_url, name) };
+        written += 1;
         let host = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
         let path = url::Url::parse(&url).map(|u| u.path().to_string()).unwrap_or_else(|_| "/".into());
         let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: article-pipeline\r\n\r\n");
@@ -53,6 +59,6 @@ pub fn exec(args: PackArgs) -> anyhow::Result<Outcome> {
         .with_context(|| format!("cannot write `{}`", args.out.display()))?;
     }
     w.finish().with_context(|| format!("cannot write `{}`", args.out.display()))?;
-    eprintln!("{} page(s) -> {}", args.pages.len(), args.out.display());
+    eprintln!("{written} page(s) -> {}", args.out.display());
     Ok(Outcome::Ok)
 }
