@@ -37,26 +37,25 @@ pub fn exec(args: PackArgs) -> anyhow::Result<Outcome> {
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
     let mut written = 0usize;
     for copy in 0..args.repeat.max(1) {
-    for page in &args.pages {
-        let body = std::fs::read(page).with_context(|| format!("cannot read `{}`", page.display()))?;
-        let name = page.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let url = if copy == 0 { format!("{}{}", args.base_url, name) } else { format!("{}{}?copy={copy}", args.base_url, name) };
-        written += 1;
-        let host = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
-        let path = url::Url::parse(&url).map(|u| u.path().to_string()).unwrap_or_else(|_| "/".into());
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: article-pipeline\r\n\r\n");
-        let mut response =
-            format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n", body.len())
-                .into_bytes();
-        response.extend_from_slice(&body);
-        w.write_exchange(&Exchange {
-            url: &url,
-            date: &date,
-            request: request.as_bytes(),
-            response: &response,
-            ip: None,
-        })
-        .with_context(|| format!("cannot write `{}`", args.out.display()))?;
+        for page in &args.pages {
+            let body = std::fs::read(page).with_context(|| format!("cannot read `{}`", page.display()))?;
+            let name = page.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let url = match copy {
+                0 => format!("{}{}", args.base_url, name),
+                _ => format!("{}{}?copy={copy}", args.base_url, name),
+            };
+            let parsed = url::Url::parse(&url).ok();
+            let host = parsed.as_ref().and_then(|u| u.host_str()).unwrap_or_default().to_string();
+            let path = parsed.as_ref().map_or_else(|| "/".to_string(), |u| u.path().to_string());
+            let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: article-pipeline\r\n\r\n");
+            let mut response =
+                format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n", body.len())
+                    .into_bytes();
+            response.extend_from_slice(&body);
+            let ex = Exchange { url: &url, date: &date, request: request.as_bytes(), response: &response, ip: None };
+            w.write_exchange(&ex).with_context(|| format!("cannot write `{}`", args.out.display()))?;
+            written += 1;
+        }
     }
     w.finish().with_context(|| format!("cannot write `{}`", args.out.display()))?;
     eprintln!("{written} page(s) -> {}", args.out.display());
