@@ -2,6 +2,7 @@
 //! clap arguments and an `exec` that builds the library's options and calls one library
 //! function; no extraction logic lives here.
 
+mod bootstrap;
 mod eval;
 mod extract;
 mod pack;
@@ -37,6 +38,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Train a Naive Bayes model from dataset manifests (page + gold text).
     Train(train::TrainArgs),
+    /// Adapt a model to the sites of unlabelled pages (semi-supervised bootstrap, §6.2.4).
+    Bootstrap(bootstrap::BootstrapArgs),
     /// Pack HTML files into a .warc.gz (one response record per page).
     PackWarc(pack::PackArgs),
 }
@@ -86,6 +89,7 @@ pub fn main() -> ExitCode {
         Some(Command::Eval(a)) => eval::exec(a),
         Some(Command::Train(a)) => train::exec(a),
         Some(Command::PackWarc(a)) => pack::exec(a),
+        Some(Command::Bootstrap(a)) => bootstrap::exec(a),
         None if cli.run.wants_run() => run::exec(cli.run),
         None => {
             let _ = Cli::command().print_help();

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model_file::{self, ModelFileError, Reader};
 use super::{PageScorer, Scorer};
-use crate::features::{FeatureSet, FeatureStream, TokenFeatures};
+use crate::features::{FeatureSet, FeatureStream, FeatureType, TokenFeatures};
 use crate::html::Token;
 use crate::html::normalize::{HASH_SEED, HashKeyed, Normalizer};
 
@@ -40,6 +40,32 @@ pub struct NbHeader {
     /// Weights are stored as i16 × scale.
     pub weight_scale: f64,
     pub training: TrainingSummary,
+    /// Present in models adapted by `pipeline bootstrap` (§6.2.4): the payload then also holds
+    /// an importance weight per trigram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<BootstrapInfo>,
+}
+
+/// How a model was adapted to unlabelled pages (`pipeline bootstrap`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BootstrapInfo {
+    /// The base model's identity.
+    pub base_model: String,
+    /// Distance scoring constant c: scores are (p − 0.5 + bias)(m_h·c + 1).
+    pub boost: f64,
+    /// Confidence window radius w.
+    pub window: usize,
+    /// Importance distance cutoff d.
+    pub cutoff: usize,
+    /// Share of each source's pages put into L.
+    pub keep: f64,
+    pub iterations: usize,
+    /// Pages in the unlabelled pool and sources they came from.
+    pub pool_pages: usize,
+    pub sources: usize,
+    /// Trigrams with an importance weight.
+    pub importance_entries: u64,
 }
 
 /// How a model was trained (recorded in its header).
@@ -114,6 +140,8 @@ impl Default for NbParams {
 pub struct NbModel {
     pub header: NbHeader,
     table: WeightTable,
+    /// Trigram importance weights m_h quantised to 0..=255 (bootstrapped models only).
+    importance: Option<HashKeyed<u8>>,
 }
 
 impl NbModel {
@@ -157,10 +185,33 @@ impl NbModel {
             min_count: params.min_count,
             weight_scale: scale,
             training,
+            bootstrap: None,
         };
         let quantised: Vec<(u64, i16)> =
             weights.iter().map(|&(k, w)| (k, (w / scale).round().clamp(-32767.0, 32767.0) as i16)).collect();
-        NbModel { table: WeightTable::build(&quantised, scale), header }
+        NbModel { table: WeightTable::build(&quantised, scale), header, importance: None }
+    }
+
+    /// Adds trigram importance weights (each in [0, 1]) and the bootstrap parameters.
+    pub fn with_importance(mut self, weights: &[(u64, f64)], mut info: BootstrapInfo) -> NbModel {
+        let table: HashKeyed<u8> = weights
+            .iter()
+            .map(|&(k, m)| (k, (m.clamp(0.0, 1.0) * 255.0).round() as u8))
+            .filter(|&(k, q)| q > 0 && k != 0)
+            .collect();
+        info.importance_entries = table.len() as u64;
+        self.header.bootstrap = Some(info);
+        self.importance = Some(table);
+        self
+    }
+
+    /// Importance weight m_h of a trigram key (0 when unknown or not bootstrapped).
+    #[inline]
+    pub fn importance(&self, key: u64) -> f64 {
+        match &self.importance {
+            Some(t) => t.get(&key).map_or(0.0, |&q| f64::from(q) / 255.0),
+            None => 0.0,
+        }
     }
 
     /// Serialises to the model container.
@@ -174,6 +225,15 @@ impl NbModel {
         }
         for (_, q) in &entries {
             payload.extend_from_slice(&q.to_le_bytes());
+        }
+        if let Some(imp) = &self.importance {
+            let mut sorted: Vec<(u64, u8)> = imp.iter().map(|(&k, &q)| (k, q)).collect();
+            sorted.sort_unstable();
+            payload.extend_from_slice(&(sorted.len() as u64).to_le_bytes());
+            for (k, _) in &sorted {
+                payload.extend_from_slice(&k.to_le_bytes());
+            }
+            payload.extend(sorted.iter().map(|&(_, q)| q));
         }
         model_file::encode(&header, &payload)
     }
@@ -194,7 +254,11 @@ impl NbModel {
         let mut r = Reader::new(payload);
         let n = r.u64()?;
         // Check the count against the bytes present before allocating anything.
-        if n.checked_mul(10) != Some(r.remaining() as u64) {
+        let fits = match &header.bootstrap {
+            None => n.checked_mul(10) == Some(r.remaining() as u64),
+            Some(_) => n.checked_mul(10).is_some_and(|b| b + 8 <= r.remaining() as u64),
+        };
+        if !fits {
             return Err(ModelFileError::Payload(format!("{n} weights do not fit {} bytes", r.remaining())));
         }
         let n = n as usize;
@@ -210,7 +274,29 @@ impl NbModel {
             prev = Some(k);
             entries.push((k, i16::from_le_bytes(ws[i * 2..i * 2 + 2].try_into().expect("2 bytes"))));
         }
-        Ok(NbModel { table: WeightTable::build(&entries, header.weight_scale), header })
+        let importance = match &header.bootstrap {
+            None => None,
+            Some(_) => {
+                let m = r.u64()?;
+                if m.checked_mul(9) != Some(r.remaining() as u64) {
+                    return Err(ModelFileError::Payload(format!(
+                        "{m} importance weights do not fit {} bytes",
+                        r.remaining()
+                    )));
+                }
+                let m = m as usize;
+                let keys = r.take(m * 8)?;
+                let qs = r.take(m)?;
+                let mut t = HashKeyed::default();
+                t.reserve(m);
+                for i in 0..m {
+                    let k = u64::from_le_bytes(keys[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+                    t.insert(k, qs[i]);
+                }
+                Some(t)
+            }
+        };
+        Ok(NbModel { table: WeightTable::build(&entries, header.weight_scale), header, importance })
     }
 
     pub fn len(&self) -> usize {
@@ -227,10 +313,24 @@ impl NbModel {
         self.header.prior + f.as_slice().iter().map(|&k| f64::from(self.table.get(k))).sum::<f64>()
     }
 
-    /// The score p − 0.5 + bias of one token.
+    /// The score p − 0.5 + bias of one token; for a bootstrapped model multiplied by
+    /// (m_h·c + 1), m_h the importance of the token's trigram (§6.2.4).
     #[inline]
     pub fn score(&self, f: &TokenFeatures) -> f64 {
-        sigmoid(self.log_odds(f)) - 0.5 + self.header.bias
+        let s = sigmoid(self.log_odds(f)) - 0.5 + self.header.bias;
+        match &self.header.bootstrap {
+            None => s,
+            Some(b) => {
+                let tri = FeatureType::Trigram as u8;
+                let m = f
+                    .as_slice()
+                    .iter()
+                    .zip(&f.types)
+                    .find(|(_, t)| **t == tri)
+                    .map_or(0.0, |(&k, _)| self.importance(k));
+                s * (m * b.boost + 1.0)
+            }
+        }
     }
 }
 
@@ -372,7 +472,6 @@ impl Drop for NbPageScorer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::FeatureType;
 
     /// Features with keys spread like real hashed keys.
     fn feats(keys: &[u64]) -> TokenFeatures {
@@ -424,6 +523,43 @@ mod tests {
         let f = feats(&[1003, 5003]);
         assert!((back.score(&f) - m.score(&f)).abs() < 1e-6);
         for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+            assert!(NbModel::from_bytes(&bytes[..cut]).is_err());
+        }
+    }
+
+    #[test]
+    fn bootstrapped_models_round_trip_and_boost_scores_by_importance() {
+        let mut c = NbCounts::default();
+        for i in 0..500u64 {
+            c.add(&feats(&[1000 + i % 50, 5000 + i % 7]), i % 3 == 0);
+        }
+        let plain = NbModel::from_counts(&c, NbParams::default(), TrainingSummary::default());
+        let info = BootstrapInfo {
+            base_model: "default".into(),
+            boost: 24.0,
+            window: 10,
+            cutoff: 64,
+            keep: 0.6,
+            iterations: 2,
+            pool_pages: 10,
+            sources: 1,
+            importance_entries: 0,
+        };
+        // feats() gives the first key the trigram type.
+        let key = |k: u64| feats(&[k]).keys[0];
+        let m = plain.clone().with_importance(&[(key(1003), 1.0), (key(1004), 0.5), (key(1005), 0.0)], info);
+        assert_eq!(m.header.bootstrap.as_ref().unwrap().importance_entries, 2);
+        let bytes = m.to_bytes();
+        let back = NbModel::from_bytes(&bytes).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+        let f = feats(&[1003, 5003]);
+        // (p − 0.5)(m·c + 1) with m = 1, c = 24.
+        assert!((back.score(&f) - plain.score(&f) * 25.0).abs() < 1e-6);
+        let g = feats(&[1004, 5003]);
+        assert!((back.score(&g) - plain.score(&g) * (0.5 * 24.0 + 1.0)).abs() < 0.05 * plain.score(&g).abs() + 1e-6);
+        let h = feats(&[1006, 5003]);
+        assert!((back.score(&h) - plain.score(&h)).abs() < 1e-9);
+        for cut in [bytes.len() - 1, bytes.len() - 9, bytes.len() / 2] {
             assert!(NbModel::from_bytes(&bytes[..cut]).is_err());
         }
     }

@@ -8,6 +8,7 @@
 //! thread count) and turned into a [`NbModel`].
 
 pub mod align;
+pub mod bootstrap;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
