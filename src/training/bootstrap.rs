@@ -32,7 +32,8 @@ pub struct BootstrapOptions {
     pub boost: f64,
     /// Sources with fewer pages are left out of the pool (they cannot be adapted).
     pub min_pages: usize,
-    /// Features of the adapted model (the paper: trigrams only).
+    /// Features of the adapted model (the paper: trigrams only; we default to the built-in
+    /// model's trigram + MRUT + id/class words, see `pipeline bootstrap --help`).
     pub features: FeatureSet,
     /// Bias added to p − 0.5 by the adapted model.
     pub bias: f64,
@@ -48,7 +49,7 @@ impl Default for BootstrapOptions {
             cutoff: 64,
             boost: 24.0,
             min_pages: 10,
-            features: FeatureSet::parse("trigram").expect("valid"),
+            features: FeatureSet::parse("trigram,mrut,classes").expect("valid"),
             bias: 0.0,
             min_count: 2,
         }
