@@ -62,6 +62,13 @@ pub struct ExtractorArgs {
     /// Apply the paper's cleaning rules (drop iframe/table contents and divs holding links or embeds).
     #[arg(long)]
     pub clean: bool,
+    /// Keep elements inside the span whose id/class names comments, share bars, related
+    /// stories… (dropped by default).
+    #[arg(long)]
+    pub keep_boilerplate: bool,
+    /// Keep link lists inside the span (dropped by default).
+    #[arg(long)]
+    pub keep_link_blocks: bool,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -70,7 +77,13 @@ pub struct ExtractorArgs {
 impl ExtractorArgs {
     pub fn build(&self) -> anyhow::Result<(Box<dyn Scorer>, ExtractOptions)> {
         let scorer = scoring::build(&self.scorer, self.model.as_deref(), self.bias)?;
-        let options = ExtractOptions { hr_constraint: self.hr, clean: self.clean, ..ExtractOptions::default() };
+        let options = ExtractOptions {
+            hr_constraint: self.hr,
+            clean: self.clean,
+            drop_boilerplate: !self.keep_boilerplate,
+            drop_link_blocks: !self.keep_link_blocks,
+            ..ExtractOptions::default()
+        };
         Ok((scorer, options))
     }
 }

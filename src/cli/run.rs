@@ -156,6 +156,8 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
     let options = ExtractOptions {
         hr_constraint: config.extractor.hr_constraint,
         clean: config.extractor.clean,
+        drop_boilerplate: config.extractor.drop_boilerplate,
+        drop_link_blocks: config.extractor.drop_link_blocks,
         ..ExtractOptions::default()
     };
     let extractor = Extractor::new(scorer.as_ref(), options);

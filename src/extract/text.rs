@@ -135,6 +135,163 @@ pub fn render(page: &str, tokens: &[Token], keep: Option<&[bool]>, out: &mut Str
     }
 }
 
+/// Substrings of id/class values that name page furniture rather than article text (the
+/// names sites give comment sections, share bars, related-story boxes, …). Matched
+/// case-insensitively anywhere in the value, so `js-comments`, `commentList` and
+/// `related-posts` all match. Measured one by one on the dev sets (README): `comment` and
+/// `related` help most; `social`, `promo` and `banner` lowered pooled F1 (they also name
+/// article containers on some sites) and are not in the list.
+const BOILERPLATE_NAMES: &[&str] = &[
+    "comment",
+    "related",
+    "share",
+    "disqus",
+    "sidebar",
+    "subscri",
+    "trending",
+    "popular",
+    "recommend",
+    "outbrain",
+    "taboola",
+    "breadcrumb",
+    "advert",
+    "newsletter",
+    "cookie",
+    "signup",
+    "sign-up",
+];
+
+/// The value of attribute `name` (lower-case ASCII) in a raw start tag, if present; no
+/// allocation, as it runs on every start tag.
+fn attr_value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let mut i = 1;
+    while i + name.len() < tag.len() {
+        let at_name = tag[i - 1].is_ascii_whitespace() && tag[i..i + name.len()].eq_ignore_ascii_case(name);
+        if at_name {
+            let mut j = i + name.len();
+            while j < tag.len() && tag[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if j < tag.len() && tag[j] == b'=' {
+                j += 1;
+                while j < tag.len() && tag[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                let (start, end) = match tag.get(j) {
+                    Some(&q @ (b'"' | b'\'')) => {
+                        let end = memchr::memchr(q, &tag[j + 1..]).map_or(tag.len(), |e| j + 1 + e);
+                        (j + 1, end)
+                    }
+                    _ => {
+                        let end = tag[j..]
+                            .iter()
+                            .position(|b| b.is_ascii_whitespace() || *b == b'>')
+                            .map_or(tag.len(), |e| j + e);
+                        (j, end)
+                    }
+                };
+                return Some(&tag[start..end]);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    hay.len() >= needle.len() && hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// Does this start tag's id or class name page furniture?
+pub fn is_boilerplate_element(raw_tag: &str) -> bool {
+    let tag = raw_tag.as_bytes();
+    [attr_value(tag, b"class"), attr_value(tag, b"id")]
+        .into_iter()
+        .flatten()
+        .any(|v| BOILERPLATE_NAMES.iter().any(|n| contains_ignore_case(v, n.as_bytes())))
+}
+
+/// Keep-mask that drops, inside the span, every element whose id/class names page furniture
+/// ([`BOILERPLATE_NAMES`]) with its whole subtree (to the end of the span when it is not
+/// closed inside it: the span then ran on into that section).
+pub fn boilerplate_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
+    // Open elements inside the span: (tag, start index, furniture?).
+    let mut open: Vec<(TagId, usize, bool)> = Vec::new();
+    let mut dropping_from: Option<usize> = None;
+    for (i, t) in tokens.iter().enumerate() {
+        match t.kind {
+            TokenKind::StartTag if !tags::is_void(t.tag) => {
+                let furniture = dropping_from.is_none() && is_boilerplate_element(t.raw(page));
+                if furniture {
+                    dropping_from = Some(open.len());
+                }
+                open.push((t.tag, i, furniture));
+            }
+            TokenKind::EndTag => {
+                // Unwind to the matching start tag, as the MRUT stack does (bounded search).
+                let lo = open.len().saturating_sub(64);
+                if let Some(p) = open[lo..].iter().rposition(|e| e.0 == t.tag).map(|p| p + lo) {
+                    if dropping_from == Some(p) {
+                        let start = open[p].1;
+                        keep[start..=i].iter_mut().for_each(|k| *k = false);
+                        dropping_from = None;
+                    } else if dropping_from.is_some_and(|d| p < d) {
+                        // An ancestor closed first: the furniture ends with it.
+                        let start = open[dropping_from.expect("checked")].1;
+                        keep[start..i].iter_mut().for_each(|k| *k = false);
+                        dropping_from = None;
+                    }
+                    open.truncate(p);
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(d) = dropping_from {
+        let start = open[d].1;
+        keep[start..].iter_mut().for_each(|k| *k = false);
+    }
+}
+
+/// Drops link lists inside the span: a block (text between block-level boundaries) with at
+/// least `min_links` links whose words are mostly (> `max_ratio`) link text.
+pub fn link_block_mask(tokens: &[Token], keep: &mut [bool], min_links: usize, max_ratio: f64) {
+    let mut start = 0;
+    let mut words = 0usize;
+    let mut link_words = 0usize;
+    let mut links = 0usize;
+    let mut in_a = 0usize;
+    let mut flush = |start: usize, end: usize, words: usize, link_words: usize, links: usize| {
+        if links >= min_links && words > 0 && link_words as f64 > max_ratio * words as f64 {
+            keep[start..end].iter_mut().for_each(|k| *k = false);
+        }
+    };
+    for (i, t) in tokens.iter().enumerate() {
+        match t.kind {
+            TokenKind::StartTag | TokenKind::EndTag if tags::is_block(t.tag) => {
+                flush(start, i, words, link_words, links);
+                start = i;
+                words = 0;
+                link_words = 0;
+                links = 0;
+            }
+            TokenKind::StartTag if t.tag == tags::A => {
+                in_a += 1;
+                links += 1;
+            }
+            TokenKind::EndTag if t.tag == tags::A => in_a = in_a.saturating_sub(1),
+            TokenKind::Word => {
+                words += 1;
+                if in_a > 0 {
+                    link_words += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    flush(start, tokens.len(), words, link_words, links);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,5 +337,42 @@ mod tests {
         let mut o = String::new();
         render(&page, &t, Some(&keep), &mut o);
         assert_eq!(o, "keep\n\nplain\n\nend");
+    }
+
+    fn tokens(html: &str) -> (String, Vec<Token>) {
+        let s = crate::html::tokenize(html.as_bytes(), crate::html::TokenizerOptions::default()).unwrap();
+        (s.page, s.sink)
+    }
+
+    fn masked(html: &str, f: impl Fn(&str, &[Token], &mut [bool])) -> String {
+        let (page, toks) = tokens(html);
+        let mut keep = vec![true; toks.len()];
+        f(&page, &toks, &mut keep);
+        let mut out = String::new();
+        render(&page, &toks, Some(&keep), &mut out);
+        out
+    }
+
+    #[test]
+    fn furniture_elements_are_dropped_with_their_subtree() {
+        assert!(is_boilerplate_element("<div class=\"js-Comments list\">"));
+        assert!(is_boilerplate_element("<section id='related-posts'>"));
+        assert!(is_boilerplate_element("<ul class=shareBar>"));
+        assert!(!is_boilerplate_element("<div class=\"article-body\" data-comment=\"x\">"));
+        assert!(!is_boilerplate_element("<div id=main>"));
+        let html = "<p>Story text one.</p><div class=comments><p>First!</p><div><p>Nested reply.</p></div></div><p>Story text two.</p>";
+        assert_eq!(masked(html, boilerplate_mask), "Story text one.\n\nStory text two.");
+        // Not closed inside the span: dropped to the end.
+        assert_eq!(masked("<p>Story.</p><div class=related><p>Other story", boilerplate_mask), "Story.");
+    }
+
+    #[test]
+    fn link_lists_are_dropped_and_prose_with_links_is_kept() {
+        let html = "<p>Read <a href=/x>this report</a> about the council vote on the river park budget.</p>\
+                    <ul><li><a href=/a>Story A</a> <a href=/b>Story B</a> <a href=/c>Story C</a></li></ul>";
+        assert_eq!(
+            masked(html, |_, t, k| link_block_mask(t, k, 2, 0.6)),
+            "Read this report about the council vote on the river park budget."
+        );
     }
 }

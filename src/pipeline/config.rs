@@ -91,11 +91,23 @@ pub struct ExtractorConfig {
     pub bias: Option<f64>,
     pub hr_constraint: bool,
     pub clean: bool,
+    /// Drop comment sections, share bars, related stories… inside the span (by id/class).
+    pub drop_boilerplate: bool,
+    /// Drop link lists inside the span.
+    pub drop_link_blocks: bool,
 }
 
 impl Default for ExtractorConfig {
     fn default() -> Self {
-        ExtractorConfig { scorer: "nb".into(), model: None, bias: None, hr_constraint: false, clean: false }
+        ExtractorConfig {
+            scorer: "nb".into(),
+            model: None,
+            bias: None,
+            hr_constraint: false,
+            clean: false,
+            drop_boilerplate: true,
+            drop_link_blocks: true,
+        }
     }
 }
 
@@ -165,7 +177,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "max_retries",
         ],
     ),
-    ("extractor", &["scorer", "model", "bias", "hr_constraint", "clean"]),
+    ("extractor", &["scorer", "model", "bias", "hr_constraint", "clean", "drop_boilerplate", "drop_link_blocks"]),
     ("run", &["threads", "resume"]),
     ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),

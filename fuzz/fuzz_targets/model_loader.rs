@@ -1,0 +1,7 @@
+//! Model files from disk: any bytes must give a model or an error, never a panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = article_pipeline::scoring::naive_bayes::NbModel::from_bytes(data);
+});
