@@ -66,6 +66,10 @@ pub struct BootstrapArgs {
     /// default keeps the built-in model's features (README: big9 measurements).
     #[arg(long, default_value = "trigram,mrut,classes")]
     features: String,
+    /// Add this weight × the supervised model's evidence to the adapted model's (0 = the
+    /// paper's stand-alone adapted model).
+    #[arg(long, default_value_t = 0.0)]
+    fallback: f64,
     /// Bias of the adapted model's scores.
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     bias: f64,
@@ -203,6 +207,7 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
         features,
         bias: args.bias,
         min_count: 2,
+        fallback: args.fallback,
     };
     let eval_entries = if args.eval_manifest.is_empty() {
         Vec::new()

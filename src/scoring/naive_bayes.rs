@@ -192,6 +192,35 @@ impl NbModel {
         NbModel { table: WeightTable::build(&quantised, scale), header, importance: None }
     }
 
+    /// Adds `weight` × `other`'s per-feature log-odds to this model's (features in either model
+    /// are kept). Used to let an adapted model fall back on the supervised one: a feature the
+    /// adapted model never saw keeps the supervised evidence instead of counting as unseen.
+    pub fn merged_with(mut self, other: &NbModel, weight: f64) -> NbModel {
+        let scale_a = self.header.weight_scale;
+        let scale_b = other.header.weight_scale;
+        let mut all: std::collections::BTreeMap<u64, f64> =
+            self.table.sorted_entries().into_iter().map(|(k, q)| (k, f64::from(q) * scale_a)).collect();
+        for (k, q) in other.table.sorted_entries() {
+            *all.entry(k).or_default() += weight * f64::from(q) * scale_b;
+        }
+        let max = all.values().map(|w| w.abs()).fold(1e-9, f64::max);
+        let scale = max / f64::from(i16::MAX);
+        let quantised: Vec<(u64, i16)> =
+            all.into_iter().map(|(k, w)| (k, (w / scale).round().clamp(-32767.0, 32767.0) as i16)).collect();
+        self.header.weight_scale = scale;
+        self.header.training.features_kept = quantised.len() as u64;
+        let f = &mut self.header.features;
+        let o = other.header.features;
+        f.trigram |= o.trigram;
+        f.mrut |= o.mrut;
+        f.unigram |= o.unigram;
+        f.bigram |= o.bigram;
+        f.mrut2 |= o.mrut2;
+        f.classes |= o.classes;
+        self.table = WeightTable::build(&quantised, scale);
+        self
+    }
+
     /// Adds trigram importance weights (each in [0, 1]) and the bootstrap parameters.
     pub fn with_importance(mut self, weights: &[(u64, f64)], mut info: BootstrapInfo) -> NbModel {
         let table: HashKeyed<u8> = weights
@@ -562,5 +591,11 @@ mod tests {
         for cut in [bytes.len() - 1, bytes.len() - 9, bytes.len() / 2] {
             assert!(NbModel::from_bytes(&bytes[..cut]).is_err());
         }
+        // Falling back on another model adds its evidence feature by feature.
+        let merged = plain.clone().merged_with(&plain, 1.0);
+        let p = plain.header.prior;
+        assert!(((merged.log_odds(&h) - p) - 2.0 * (plain.log_odds(&h) - p)).abs() < 1e-3);
+        let unseen = feats(&[999_999, 888_888]);
+        assert!((merged.log_odds(&unseen) - p).abs() < 1e-12);
     }
 }

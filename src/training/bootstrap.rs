@@ -38,6 +38,9 @@ pub struct BootstrapOptions {
     /// Bias added to p − 0.5 by the adapted model.
     pub bias: f64,
     pub min_count: u32,
+    /// Weight of the supervised model's log-odds added to the adapted model's (0: the adapted
+    /// model stands alone, as in the paper).
+    pub fallback: f64,
 }
 
 impl Default for BootstrapOptions {
@@ -52,6 +55,7 @@ impl Default for BootstrapOptions {
             features: FeatureSet::parse("trigram,mrut,classes").expect("valid"),
             bias: 0.0,
             min_count: 2,
+            fallback: 0.0,
         }
     }
 }
@@ -311,6 +315,11 @@ pub fn bootstrap(
         let mean_confidence = considered.iter().sum::<f64>() / considered.len().max(1) as f64;
         if it < opts.iterations {
             model = retrain(cache, &spans, &in_l, opts, base_id)?;
+            if opts.fallback > 0.0 {
+                let info = model.header.bootstrap.clone();
+                model = model.merged_with(base, opts.fallback);
+                model.header.bootstrap = info;
+            }
         }
         let log = IterationLog {
             iteration: it,
