@@ -333,3 +333,49 @@ fn kill_9_during_a_feeds_run_then_resume_writes_every_article_once() {
     assert_eq!(unique.len(), urls.len(), "an article was written twice");
     assert_eq!(urls.len(), 300, "an article was lost");
 }
+
+#[test]
+fn ctrl_c_in_continuous_mode_stops_cleanly_and_resume_finishes() {
+    let server = start(60);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &[format!("{}/many.xml", server.base)], "allow_private_addresses = true");
+    // Continuous mode (no --once), small parts, a per-host delay so the crawl takes a while.
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("once = true", "once = false\ninterval_secs = 3600")
+        .replace("delay_ms = 10", "delay_ms = 100")
+        .replace("[sink]\n", "[sink]\npart_bytes = 4096\n");
+    std::fs::write(&cfg, text).unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .args(["--config", &cfg])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // About 15 of the 60 articles are fetched by then (one request per 100 ms on this host).
+    std::thread::sleep(Duration::from_millis(2000));
+    let o = Command::new("kill").args(["-INT", &child.id().to_string()]).output().unwrap();
+    assert!(o.status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "no clean stop after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let first = records(&out).len();
+    assert!(first > 0 && first < 60, "{first} records before the interrupt");
+    assert!(out.join("stats.json").exists());
+    // Resuming fetches the rest; nothing is written twice.
+    let o = pipeline(&["--config", &cfg, "--resume", "--once"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let urls: Vec<String> = records(&out).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
+    assert_eq!(urls.iter().collect::<HashSet<_>>().len(), 60);
+    assert_eq!(urls.len(), 60);
+}

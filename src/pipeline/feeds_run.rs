@@ -202,6 +202,18 @@ impl Crawl {
         let conn = open_state(&this.db_path)?;
         let e = db_err(&this.db_path);
         let mut in_flight = std::collections::HashSet::new();
+        // Ctrl-C: stop starting fetches, let those in flight finish, then end the run normally
+        // (the sink commits what was extracted; `--resume` continues). A second Ctrl-C aborts.
+        let (stop_tx, mut stop) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                tracing::warn!("interrupted: finishing the fetches in flight (Ctrl-C again to abort)");
+                let _ = stop_tx.send(true);
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
         loop {
             let poll_started = Instant::now();
             // Poll every feed (concurrently; per-host politeness still applies).
@@ -262,6 +274,9 @@ impl Crawl {
             let mut queue = pending.into_iter().filter(|(u, _)| in_flight.insert(u.clone()));
             let mut open = true;
             loop {
+                if *stop.borrow() {
+                    open = false;
+                }
                 while open && fetches.len() < CONCURRENT_FETCHES {
                     match queue.next() {
                         Some((url, feed)) => {
@@ -281,11 +296,14 @@ impl Crawl {
                     return Ok(());
                 }
             }
-            if this.config.once {
+            if this.config.once || *stop.borrow() {
                 return Ok(());
             }
             let next = poll_started + Duration::from_secs(this.config.interval_secs);
-            tokio::time::sleep_until(next.into()).await;
+            tokio::select! {
+                _ = tokio::time::sleep_until(next.into()) => {}
+                _ = stop.changed() => return Ok(()),
+            }
         }
     }
 
