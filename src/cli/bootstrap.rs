@@ -86,7 +86,8 @@ pub struct BootstrapArgs {
     threads: usize,
 }
 
-fn pool(args: &BootstrapArgs) -> anyhow::Result<Vec<(PathBuf, Vec<PoolInput>)>> {
+/// The unlabelled inputs, in order.
+fn pool(args: &BootstrapArgs) -> anyhow::Result<Vec<PoolInput>> {
     let mut out = Vec::new();
     for input in &args.unlabeled {
         let name = input.display().to_string();
@@ -107,7 +108,7 @@ fn pool(args: &BootstrapArgs) -> anyhow::Result<Vec<(PathBuf, Vec<PoolInput>)>> 
         } else {
             vec![PoolInput::Warc(input.clone())]
         };
-        out.push((input.clone(), items));
+        out.extend(items);
     }
     Ok(out)
 }
@@ -136,35 +137,34 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
     };
     let inputs = pool(&args)?;
     let mut failed = 0usize;
-    let pages =
-        inputs.into_iter().flat_map(|(_, items)| items).flat_map(|item| -> Box<dyn Iterator<Item = PoolPage>> {
-            match item {
-                PoolInput::File { path, url, site } => match std::fs::read(&path) {
-                    Ok(html) => {
-                        let group = bootstrap::group_of(group_by, url.as_deref(), site.as_deref(), &html);
-                        Box::new(std::iter::once(PoolPage { group, html }))
+    let pages = inputs.into_iter().flat_map(|item| -> Box<dyn Iterator<Item = PoolPage>> {
+        match item {
+            PoolInput::File { path, url, site } => match std::fs::read(&path) {
+                Ok(html) => {
+                    let group = bootstrap::group_of(group_by, url.as_deref(), site.as_deref(), &html);
+                    Box::new(std::iter::once(PoolPage { group, html }))
+                }
+                Err(e) => {
+                    eprintln!("error: {}: {e}", path.display());
+                    failed += 1;
+                    Box::new(std::iter::empty())
+                }
+            },
+            PoolInput::Warc(path) => match sources::warc_events(&path) {
+                Ok(events) => Box::new(events.filter_map(move |ev| match ev {
+                    SourceEvent::Page(p) => {
+                        let group = bootstrap::group_of(group_by, Some(&p.url), None, &p.body);
+                        Some(PoolPage { group, html: p.body })
                     }
-                    Err(e) => {
-                        eprintln!("error: {}: {e}", path.display());
-                        failed += 1;
-                        Box::new(std::iter::empty())
-                    }
-                },
-                PoolInput::Warc(path) => match sources::warc_events(&path) {
-                    Ok(events) => Box::new(events.filter_map(move |(_, ev)| match ev {
-                        SourceEvent::Page(p) => {
-                            let group = bootstrap::group_of(group_by, Some(&p.url), None, &p.body);
-                            Some(PoolPage { group, html: p.body })
-                        }
-                        _ => None,
-                    })),
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        Box::new(std::iter::empty())
-                    }
-                },
-            }
-        });
+                    _ => None,
+                })),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    Box::new(std::iter::empty())
+                }
+            },
+        }
+    });
     let cache_dir = args.cache_dir.clone().unwrap_or_else(|| args.out.parent().unwrap_or(Path::new(".")).to_path_buf());
     std::fs::create_dir_all(&cache_dir).with_context(|| format!("cannot create `{}`", cache_dir.display()))?;
     let cache_path = cache_dir.join(format!(".bootstrap-cache-{}.zst", std::process::id()));

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use article_pipeline::dedup::Fingerprinter;
 use article_pipeline::extract::{ExtractOptions, Extractor};
 use article_pipeline::pipeline::config::{FeedsConfig, WarcConfig};
-use article_pipeline::pipeline::{EngineOptions, PipelineConfig, Progress, Stats, feeds_run, warc_run};
+use article_pipeline::pipeline::{EngineOptions, PipelineConfig, Progress, RunContext, Stats, feeds_run, warc_run};
 use article_pipeline::scoring;
 
 use super::Outcome;
@@ -169,43 +169,27 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
     };
     let engine = EngineOptions { threads, drop_near_duplicates: config.sink.drop_near_duplicates, queue_per_thread: 4 };
     let show = !args.no_progress && std::io::stderr().is_terminal();
-    let stats = if let Some(w) = &config.warc {
-        let inputs = warc_run::expand_inputs(&w.paths);
-        let total: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
-        let bar = progress_bar(show, total);
-        let run = warc_run::WarcRun {
-            inputs,
-            out: config.sink.out.clone(),
-            resume: config.run.resume,
-            sink: config.sink.options(),
-            engine,
-            extractor: &extractor,
-            fingerprinter: &fingerprinter,
-        };
-        let stats = warc_run::run(&run, &bar);
-        bar.0.finish_and_clear();
-        stats?
-    } else {
-        let feeds = config.feeds.clone().expect("validated: warc or feeds");
-        let bar = progress_bar(show, 0);
-        let run = feeds_run::FeedsRun {
-            feeds,
-            out: config.sink.out.clone(),
-            resume: config.run.resume,
-            sink: config.sink.options(),
-            engine,
-            extractor: &extractor,
-            fingerprinter: &fingerprinter,
-        };
-        let stats = feeds_run::run(&run, &bar);
-        bar.0.finish_and_clear();
-        stats?
+    let ctx = RunContext {
+        out: config.sink.out.clone(),
+        resume: config.run.resume,
+        sink: config.sink.options(),
+        engine,
+        extractor: &extractor,
+        fingerprinter: &fingerprinter,
     };
+    let bar = progress_bar(show);
+    let stats = match (&config.warc, &config.feeds) {
+        (Some(w), _) => warc_run::run(&warc_run::WarcRun { inputs: warc_run::expand_inputs(&w.paths), ctx }, &bar),
+        (None, Some(f)) => feeds_run::run(&feeds_run::FeedsRun { feeds: f.clone(), ctx }, &bar),
+        (None, None) => unreachable!("validate() requires warc or feeds"),
+    };
+    bar.0.finish_and_clear();
+    let stats = stats?;
     summary(&stats, &config.sink.out);
     Ok(if stats.failures() > 0 { Outcome::SomeFailed } else { Outcome::Ok })
 }
 
-fn progress_bar(show: bool, _total: u64) -> Bar {
+fn progress_bar(show: bool) -> Bar {
     if !show {
         return Bar(ProgressBar::hidden());
     }

@@ -4,11 +4,13 @@
 //! flags then override single values.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::dedup::DedupOptions;
 use crate::sink::SinkOptions;
+use crate::sources::fetch::FetchOptions;
 
 /// A whole pipeline.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -58,24 +60,37 @@ pub struct FeedsConfig {
 }
 
 impl Default for FeedsConfig {
+    /// The fetcher's own defaults ([`FetchOptions::default`]), polled every 15 minutes.
     fn default() -> Self {
+        let f = FetchOptions::default();
         FeedsConfig {
             list: PathBuf::new(),
             once: false,
             interval_secs: 900,
-            user_agent: concat!(
-                "article-pipeline/",
-                env!("CARGO_PKG_VERSION"),
-                " (+https://github.com/article-pipeline)"
-            )
-            .to_string(),
-            delay_ms: 1000,
-            allow_private_addresses: false,
+            user_agent: f.user_agent,
+            delay_ms: f.delay.as_millis() as u64,
+            allow_private_addresses: f.allow_private_addresses,
             warc_out: None,
-            connect_timeout_secs: 10,
-            timeout_secs: 30,
-            max_body_bytes: 10 << 20,
-            max_retries: 3,
+            connect_timeout_secs: f.connect_timeout.as_secs(),
+            timeout_secs: f.timeout.as_secs(),
+            max_body_bytes: f.max_body_bytes,
+            max_retries: f.max_retries,
+        }
+    }
+}
+
+impl FeedsConfig {
+    /// The fetcher settings this configuration asks for.
+    pub fn fetch_options(&self) -> FetchOptions {
+        FetchOptions {
+            user_agent: self.user_agent.clone(),
+            delay: Duration::from_millis(self.delay_ms),
+            connect_timeout: Duration::from_secs(self.connect_timeout_secs),
+            timeout: Duration::from_secs(self.timeout_secs),
+            max_body_bytes: self.max_body_bytes,
+            max_retries: self.max_retries,
+            allow_private_addresses: self.allow_private_addresses,
+            ..FetchOptions::default()
         }
     }
 }
@@ -310,6 +325,31 @@ mod tests {
         assert_eq!(e.problems.len(), 3, "{e}");
         assert!(e.to_string().contains("warc.glob") && e.to_string().contains("sink.compression"));
         assert!(e.to_string().contains("`extra`"));
+    }
+
+    #[test]
+    fn the_known_key_list_matches_the_config_structs() {
+        // KNOWN is kept by hand so that every unknown key can be reported at once; this keeps
+        // it equal to what serde accepts.
+        let full = PipelineConfig {
+            warc: Some(WarcConfig::default()),
+            feeds: Some(FeedsConfig { warc_out: Some("w".into()), ..FeedsConfig::default() }),
+            extractor: ExtractorConfig { model: Some("m".into()), bias: Some(0.0), ..ExtractorConfig::default() },
+            ..PipelineConfig::default()
+        };
+        let value = toml::Value::try_from(&full).unwrap();
+        let tables = value.as_table().unwrap();
+        let top: Vec<&str> = tables.keys().map(String::as_str).collect();
+        assert_eq!(sorted(top), sorted(KNOWN[0].1.to_vec()));
+        for (name, keys) in &KNOWN[1..] {
+            let fields: Vec<&str> = tables[*name].as_table().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(sorted(fields), sorted(keys.to_vec()), "table {name}");
+        }
+    }
+
+    fn sorted(mut v: Vec<&str>) -> Vec<&str> {
+        v.sort_unstable();
+        v
     }
 
     #[test]

@@ -13,17 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
 use rusqlite::{Connection, OptionalExtension, params};
 use url::Url;
 
 use super::config::FeedsConfig;
-use super::{Checkpoint, EngineOptions, Item, Origin, PipelineError, Progress, Stats, run_engine, warc_run};
-use crate::dedup::{Fingerprinter, NearDuplicateIndex};
-use crate::extract::Extractor;
+use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink::record::Source;
-use crate::sink::{self, JsonlZstSink, SinkOptions};
-use crate::sources::fetch::{FetchOptions, Fetched, Fetcher, Trust};
+use crate::sources::fetch::{Fetched, Fetcher, Trust};
 use crate::sources::warc_writer::{Exchange, WarcWriter};
 use crate::sources::{Page, SourceEvent, feeds, http, url_id};
 
@@ -32,12 +28,7 @@ const STATE_FILE: &str = "state.sqlite";
 /// Everything a feeds run needs.
 pub struct FeedsRun<'a> {
     pub feeds: FeedsConfig,
-    pub out: PathBuf,
-    pub resume: bool,
-    pub sink: SinkOptions,
-    pub engine: EngineOptions,
-    pub extractor: &'a Extractor<'a>,
-    pub fingerprinter: &'a Fingerprinter,
+    pub ctx: RunContext<'a>,
 }
 
 fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> PipelineError + '_ {
@@ -95,17 +86,12 @@ impl Checkpoint for FeedsCheckpoint<'_> {
 
 /// Runs a feeds pipeline; returns the (cumulative) stats, also written to `OUT/stats.json`.
 pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, PipelineError> {
+    let ctx = &run.ctx;
     let feed_urls = feeds::read_feed_list(&run.feeds.list).map_err(|e| PipelineError::Source(e.to_string()))?;
-    std::fs::create_dir_all(&run.out)
-        .map_err(|e| PipelineError::State { path: run.out.clone(), message: e.to_string() })?;
-    let db_path = run.out.join(STATE_FILE);
-    if !run.resume && db_path.exists() {
-        return Err(PipelineError::State {
-            path: db_path,
-            message: "the output folder holds an earlier run: pass --resume to continue it, or choose another folder"
-                .into(),
-        });
-    }
+    ctx.check_fresh(STATE_FILE)?;
+    std::fs::create_dir_all(&ctx.out)
+        .map_err(|e| PipelineError::State { path: ctx.out.clone(), message: e.to_string() })?;
+    let db_path = ctx.out.join(STATE_FILE);
     let conn = open_state(&db_path)?;
     let e = db_err(&db_path);
     // Articles marked done in a part that never made it to disk go back to pending.
@@ -117,7 +103,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         let parts = st.query_map([], |r| r.get::<_, u32>(0)).map_err(&e)?;
         for p in parts {
             let p = p.map_err(&e)?;
-            if !run.out.join(format!("part-{p:05}.jsonl.zst")).exists() {
+            if !ctx.out.join(format!("part-{p:05}.jsonl.zst")).exists() {
                 lost.push(p);
             }
         }
@@ -125,28 +111,15 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
     for p in lost {
         conn.execute("UPDATE articles SET status = 'pending', part = NULL WHERE part = ?1", params![p]).map_err(&e)?;
     }
-    let mut stats: Stats = conn
+    let stats: Stats = conn
         .query_row("SELECT value FROM meta WHERE key = 'stats'", [], |r| r.get::<_, String>(0))
         .optional()
         .map_err(&e)?
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
-    let mut sink = JsonlZstSink::open(&run.out, run.sink.clone())?;
-    let mut index = NearDuplicateIndex::new();
-    warc_run::rebuild_index(&run.out, &mut index)?;
+    let output = ctx.open_output()?;
     let mut checkpoint = FeedsCheckpoint { conn, path: &db_path, batch: Vec::new() };
-
-    let fetch_options = FetchOptions {
-        user_agent: run.feeds.user_agent.clone(),
-        delay: Duration::from_millis(run.feeds.delay_ms),
-        connect_timeout: Duration::from_secs(run.feeds.connect_timeout_secs),
-        timeout: Duration::from_secs(run.feeds.timeout_secs),
-        max_body_bytes: run.feeds.max_body_bytes,
-        max_retries: run.feeds.max_retries,
-        allow_private_addresses: run.feeds.allow_private_addresses,
-        ..FetchOptions::default()
-    };
-    let fetcher = Fetcher::new(fetch_options).map_err(|e| PipelineError::Source(e.to_string()))?;
+    let fetcher = Fetcher::new(run.feeds.fetch_options()).map_err(|e| PipelineError::Source(e.to_string()))?;
     let warc_out = match &run.feeds.warc_out {
         Some(dir) => {
             std::fs::create_dir_all(dir)
@@ -161,7 +134,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
     };
     let crawl =
         Crawl { fetcher, feeds: feed_urls, db_path: db_path.clone(), config: run.feeds.clone(), warc: warc_out };
-    let source = move |tx: &Sender<Item>| -> Result<(), PipelineError> {
+    let source = move |tx: &mut ItemSender| -> Result<(), PipelineError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -169,20 +142,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
             .map_err(|e| PipelineError::Source(format!("cannot start the async runtime: {e}")))?;
         rt.block_on(crawl.run(tx))
     };
-    run_engine(
-        source,
-        run.extractor,
-        run.fingerprinter,
-        &mut sink,
-        &mut index,
-        &mut checkpoint,
-        &mut stats,
-        &run.engine,
-        progress,
-    )?;
-    let bytes = serde_json::to_vec_pretty(&stats).expect("stats serialise");
-    sink::write_atomic(&run.out.join("stats.json"), &bytes)?;
-    Ok(stats)
+    ctx.run(source, output, &mut checkpoint, stats, progress)
 }
 
 struct Crawl {
@@ -197,7 +157,7 @@ struct Crawl {
 const CONCURRENT_FETCHES: usize = 16;
 
 impl Crawl {
-    async fn run(self, tx: &Sender<Item>) -> Result<(), PipelineError> {
+    async fn run(self, tx: &mut ItemSender) -> Result<(), PipelineError> {
         let this = Arc::new(self);
         let conn = open_state(&this.db_path)?;
         let e = db_err(&this.db_path);
@@ -256,8 +216,7 @@ impl Crawl {
                     }
                     Ok(None) => tracing::debug!("{feed}: not modified"),
                     Err((reason, message)) => {
-                        let item = Item { origin: Origin::Other, event: Some(SourceEvent::Failed { reason, message }) };
-                        if tx.send(item).is_err() {
+                        if !tx.send(Origin::Other, Some(SourceEvent::Failed { reason, message })) {
                             return Ok(());
                         }
                     }
@@ -292,7 +251,7 @@ impl Crawl {
                 let Some(joined) = fetches.join_next().await else { break };
                 let Ok((url, event)) = joined else { continue };
                 // Blocking send: the engine's bounded channel is the backpressure.
-                if tx.send(Item { origin: Origin::Url(url), event: Some(event) }).is_err() {
+                if !tx.send(Origin::Url(url), Some(event)) {
                     return Ok(());
                 }
             }
@@ -329,7 +288,7 @@ impl Crawl {
         let Ok(parsed) = Url::parse(url) else {
             return SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") };
         };
-        let f = match self.fetcher.fetch(&parsed, Trust::Feed, None).await {
+        let mut f = match self.fetcher.fetch(&parsed, Trust::Feed, None).await {
             Ok(f) => f,
             Err(err) => return SourceEvent::Failed { reason: err.reason(), message: err.to_string() },
         };
@@ -338,27 +297,21 @@ impl Crawl {
             return SourceEvent::Failed { reason: "http_status", message: format!("{url}: HTTP status {}", f.status) };
         }
         let content_type = f.header("content-type").map(str::to_string);
-        let body = match http::decode_content(
-            f.body.clone(),
-            f.header("content-encoding"),
-            self.config.max_body_bytes as usize,
-        ) {
+        // Archived above; the raw body is not needed any more.
+        let raw = std::mem::take(&mut f.body);
+        let body = match http::decode_content(raw, f.header("content-encoding"), self.config.max_body_bytes as usize) {
             Ok(b) => b,
             Err(err) => return SourceEvent::Failed { reason: "bad_http", message: format!("{url}: {err}") },
         };
-        let is_html = match &content_type {
-            Some(ct) if !http::media_type(ct).is_empty() => http::is_html_type(&http::media_type(ct)),
-            _ => http::sniff_html(&body),
-        };
-        if !is_html {
+        if !http::is_html(content_type.as_deref(), &body) {
             return SourceEvent::Skipped { reason: "not_html" };
         }
         SourceEvent::Page(Box::new(Page {
             id: url_id(url),
             url: url.to_string(),
-            final_url: f.final_url.clone(),
+            final_url: f.final_url,
             source: Source::Feed { feed: feed.to_string() },
-            fetched_at: Some(f.fetched_at.clone()),
+            fetched_at: Some(f.fetched_at),
             status: Some(f.status),
             http_charset: content_type.as_deref().and_then(http::charset),
             content_type,
@@ -371,14 +324,15 @@ type PollOutcome = Result<Option<(Vec<Url>, Option<String>, Option<String>)>, (&
 
 /// New links of a polled feed (`None` when not modified), or why the poll failed.
 fn poll_result(feed: &Url, result: Result<Fetched, crate::sources::fetch::FetchError>) -> PollOutcome {
-    let f = result.map_err(|e| ("feed_fetch", e.to_string()))?;
+    let mut f = result.map_err(|e| ("feed_fetch", e.to_string()))?;
     if f.status == 304 {
         return Ok(None);
     }
     if !(200..300).contains(&f.status) {
         return Err(("feed_fetch", format!("{feed}: HTTP status {}", f.status)));
     }
-    let body = http::decode_content(f.body.clone(), f.header("content-encoding"), 16 << 20)
+    let raw = std::mem::take(&mut f.body);
+    let body = http::decode_content(raw, f.header("content-encoding"), 16 << 20)
         .map_err(|e| ("feed_parse", format!("{feed}: {e}")))?;
     let links = feeds::parse_feed(&body, feed).map_err(|e| ("feed_parse", format!("{feed}: not a feed: {e}")))?;
     Ok(Some((links, f.header("etag").map(str::to_string), f.header("last-modified").map(str::to_string))))

@@ -13,16 +13,17 @@ pub mod feeds_run;
 pub mod warc_run;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use serde::{Deserialize, Serialize};
 
-use crate::dedup::{Fingerprinter, NearDuplicateIndex};
+use crate::dedup::{Fingerprinter, Fingerprints, NearDuplicateIndex};
 use crate::extract::Extractor;
 use crate::sink::record::{ExtractionInfo, Metadata, Record};
-use crate::sink::{JsonlZstSink, SinkError};
+use crate::sink::{JsonlZstSink, SinkError, SinkOptions};
 use crate::sources::SourceEvent;
 
 pub use config::PipelineConfig;
@@ -78,10 +79,6 @@ pub trait Checkpoint {
     /// open. Implementations persist this so that a crash on either side of the rename
     /// resumes correctly.
     fn prepare(&mut self, part: Option<u32>, stats: &Stats) -> Result<(), PipelineError>;
-    /// Called after the part was committed.
-    fn committed(&mut self) -> Result<(), PipelineError> {
-        Ok(())
-    }
 }
 
 /// Where an input came from, for checkpoints.
@@ -107,10 +104,21 @@ pub trait Progress: Sync {
 pub struct NoProgress;
 impl Progress for NoProgress {}
 
-/// One input travelling through the stages.
-pub struct Item {
-    pub origin: Origin,
-    pub event: Option<SourceEvent>,
+/// The source's end of the first channel: numbers inputs as they are sent (the source is
+/// one thread, so numbering here keeps input order).
+pub struct ItemSender {
+    tx: Sender<Sequenced<Option<SourceEvent>>>,
+    next: u64,
+}
+
+impl ItemSender {
+    /// Sends one input (`None`: a marker with no event, such as the end of a file). Returns
+    /// false when the run is stopping and the source should return.
+    pub fn send(&mut self, origin: Origin, event: Option<SourceEvent>) -> bool {
+        let seq = self.next;
+        self.next += 1;
+        self.tx.send(Sequenced { seq, origin, value: event }).is_ok()
+    }
 }
 
 struct Sequenced<T> {
@@ -134,44 +142,126 @@ pub struct EngineOptions {
     pub queue_per_thread: usize,
 }
 
-/// Runs `source` (on its own thread; it sends [`Item`]s and returns when done) through the
-/// extraction threads into `sink`. Failed inputs are logged and counted, never fatal; the
+/// What every run needs besides its source and its checkpoint.
+pub struct RunContext<'a> {
+    /// Output folder.
+    pub out: PathBuf,
+    /// Continue the run recorded in `out`.
+    pub resume: bool,
+    pub sink: SinkOptions,
+    pub engine: EngineOptions,
+    pub extractor: &'a Extractor<'a>,
+    pub fingerprinter: &'a Fingerprinter,
+}
+
+impl RunContext<'_> {
+    /// Refuses an output folder holding an earlier run (its `state_file`) unless resuming.
+    fn check_fresh(&self, state_file: &str) -> Result<(), PipelineError> {
+        let path = self.out.join(state_file);
+        if !self.resume && path.exists() {
+            return Err(PipelineError::State {
+                path,
+                message:
+                    "the output folder holds an earlier run: pass --resume to continue it, or choose another folder"
+                        .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Opens the sink (removing parts a crash left unfinished) and, when resuming, reads the
+    /// committed parts back into the near-duplicate index.
+    fn open_output(&self) -> Result<(JsonlZstSink, NearDuplicateIndex), PipelineError> {
+        let sink = JsonlZstSink::open(&self.out, self.sink.clone())?;
+        let mut index = NearDuplicateIndex::new();
+        if self.resume {
+            rebuild_index(&self.out, &mut index)?;
+        }
+        Ok((sink, index))
+    }
+
+    /// Runs the stages, then writes `OUT/stats.json`; returns the (cumulative) stats.
+    fn run<S>(
+        &self,
+        source: S,
+        output: (JsonlZstSink, NearDuplicateIndex),
+        checkpoint: &mut dyn Checkpoint,
+        mut stats: Stats,
+        progress: &dyn Progress,
+    ) -> Result<Stats, PipelineError>
+    where
+        S: FnOnce(&mut ItemSender) -> Result<(), PipelineError> + Send,
+    {
+        let (mut sink, mut index) = output;
+        let mut stages = Stages { sink: &mut sink, index: &mut index, checkpoint, stats: &mut stats };
+        run_engine(source, self.extractor, self.fingerprinter, &mut stages, &self.engine, progress)?;
+        let bytes = serde_json::to_vec_pretty(&stats).expect("stats serialise");
+        crate::sink::write_atomic(&self.out.join("stats.json"), &bytes)?;
+        Ok(stats)
+    }
+}
+
+/// Reads the committed parts back into the near-duplicate index (originals only).
+pub fn rebuild_index(out: &Path, index: &mut NearDuplicateIndex) -> Result<(), PipelineError> {
+    #[derive(Deserialize)]
+    struct Slim {
+        id: String,
+        metadata: SlimMeta,
+    }
+    #[derive(Deserialize)]
+    struct SlimMeta {
+        fingerprints: Fingerprints,
+        near_duplicate_of: Option<String>,
+    }
+    let parts = crate::sink::list_parts(out)
+        .map_err(|e| PipelineError::State { path: out.to_path_buf(), message: e.to_string() })?;
+    for part in parts {
+        let err = |m: String| PipelineError::State { path: part.clone(), message: m };
+        let file = std::fs::File::open(&part).map_err(|e| err(e.to_string()))?;
+        let decoder = zstd::Decoder::new(file).map_err(|e| err(e.to_string()))?;
+        for line in std::io::BufReader::new(decoder).lines() {
+            let line = line.map_err(|e| err(e.to_string()))?;
+            let r: Slim = serde_json::from_str(&line).map_err(|e| err(e.to_string()))?;
+            if r.metadata.near_duplicate_of.is_none() {
+                index.check_and_insert(&r.id, &r.metadata.fingerprints);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The sink thread's state.
+struct Stages<'a> {
+    sink: &'a mut JsonlZstSink,
+    index: &'a mut NearDuplicateIndex,
+    checkpoint: &'a mut dyn Checkpoint,
+    stats: &'a mut Stats,
+}
+
+/// Runs `source` (on its own thread; it sends inputs and returns when done) through the
+/// extraction threads into the sink. Failed inputs are logged and counted, never fatal; the
 /// run stops early only if the sink or the checkpoint fails.
-#[allow(clippy::too_many_arguments)]
-pub fn run_engine<S>(
+fn run_engine<S>(
     source: S,
     extractor: &Extractor<'_>,
     fingerprinter: &Fingerprinter,
-    sink: &mut JsonlZstSink,
-    index: &mut NearDuplicateIndex,
-    checkpoint: &mut dyn Checkpoint,
-    stats: &mut Stats,
+    stages: &mut Stages<'_>,
     options: &EngineOptions,
     progress: &dyn Progress,
 ) -> Result<(), PipelineError>
 where
-    S: FnOnce(&Sender<Item>) -> Result<(), PipelineError> + Send,
+    S: FnOnce(&mut ItemSender) -> Result<(), PipelineError> + Send,
 {
     let threads = options.threads.max(1);
     let cap = threads * options.queue_per_thread.max(1);
-    let (item_tx, item_rx) = bounded::<Sequenced<Item>>(cap);
+    let (item_tx, item_rx) = bounded::<Sequenced<Option<SourceEvent>>>(cap);
     let (done_tx, done_rx) = bounded::<Sequenced<Outcome>>(cap);
-    let (src_tx, src_rx) = bounded::<Item>(cap);
     let started = Instant::now();
-    let base_elapsed = stats.elapsed_secs;
+    let base_elapsed = stages.stats.elapsed_secs;
     let model = extractor.scorer().model_id();
 
     std::thread::scope(|scope| -> Result<(), PipelineError> {
-        // Source: produce items, then number them (numbering on one thread keeps order).
-        let source_handle = scope.spawn(move || source(&src_tx));
-        scope.spawn(move || {
-            for (seq, item) in src_rx.into_iter().enumerate() {
-                let origin = item.origin.clone();
-                if item_tx.send(Sequenced { seq: seq as u64, origin, value: item }).is_err() {
-                    break;
-                }
-            }
-        });
+        let source_handle = scope.spawn(move || source(&mut ItemSender { tx: item_tx, next: 0 }));
         for _ in 0..threads {
             let rx = item_rx.clone();
             let tx = done_tx.clone();
@@ -188,7 +278,7 @@ where
         drop(item_rx);
         drop(done_tx);
 
-        let result = sink_loop(&done_rx, sink, index, checkpoint, stats, options, progress, started, base_elapsed);
+        let result = sink_loop(&done_rx, stages, options, progress, started, base_elapsed);
         // On a sink failure, stop the other stages by closing our end.
         drop(done_rx);
         let source_result =
@@ -198,13 +288,9 @@ where
     })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn sink_loop(
     done_rx: &Receiver<Sequenced<Outcome>>,
-    sink: &mut JsonlZstSink,
-    index: &mut NearDuplicateIndex,
-    checkpoint: &mut dyn Checkpoint,
-    stats: &mut Stats,
+    stages: &mut Stages<'_>,
     options: &EngineOptions,
     progress: &dyn Progress,
     started: Instant,
@@ -212,38 +298,36 @@ fn sink_loop(
 ) -> Result<(), PipelineError> {
     let mut next = 0u64;
     let mut waiting: HashMap<u64, Sequenced<Outcome>> = HashMap::new();
-    let commit = |sink: &mut JsonlZstSink, stats: &mut Stats, checkpoint: &mut dyn Checkpoint| {
-        let part = sink.open_part();
+    let commit = |st: &mut Stages<'_>| -> Result<(), PipelineError> {
+        let part = st.sink.open_part();
         if part.is_some() {
-            stats.parts += 1;
+            st.stats.parts += 1;
         }
-        stats.elapsed_secs = base_elapsed + started.elapsed().as_secs_f64();
-        stats.mb_per_s = stats.html_bytes as f64 / 1e6 / stats.elapsed_secs.max(1e-9);
-        checkpoint.prepare(part, stats)?;
+        st.stats.elapsed_secs = base_elapsed + started.elapsed().as_secs_f64();
+        st.stats.mb_per_s = st.stats.html_bytes as f64 / 1e6 / st.stats.elapsed_secs.max(1e-9);
+        st.checkpoint.prepare(part, st.stats)?;
         if part.is_some() {
-            sink.commit()?;
+            st.sink.commit()?;
         }
-        checkpoint.committed()
+        Ok(())
     };
     for done in done_rx {
         waiting.insert(done.seq, done);
         while let Some(d) = waiting.remove(&next) {
             next += 1;
-            let full = apply(d.value, sink, index, stats, options, progress)?;
-            checkpoint.processed(&d.origin);
+            let full = apply(d.value, stages, options, progress)?;
+            stages.checkpoint.processed(&d.origin);
             if full {
-                commit(sink, stats, checkpoint)?;
+                commit(stages)?;
             }
         }
     }
-    commit(sink, stats, checkpoint)
+    commit(stages)
 }
 
 fn apply(
     outcome: Outcome,
-    sink: &mut JsonlZstSink,
-    index: &mut NearDuplicateIndex,
-    stats: &mut Stats,
+    Stages { sink, index, stats, .. }: &mut Stages<'_>,
     options: &EngineOptions,
     progress: &dyn Progress,
 ) -> Result<bool, PipelineError> {
@@ -285,8 +369,8 @@ fn apply(
 }
 
 /// Extraction of one input (runs on the worker threads).
-fn work(item: Item, extractor: &Extractor<'_>, fingerprinter: &Fingerprinter, model: &str) -> Outcome {
-    let page = match item.event {
+fn work(event: Option<SourceEvent>, extractor: &Extractor<'_>, fingerprinter: &Fingerprinter, model: &str) -> Outcome {
+    let page = match event {
         None => return Outcome::Marker,
         Some(SourceEvent::Skipped { reason }) => return Outcome::Skipped(reason, 0),
         Some(SourceEvent::Failed { reason, message }) => return Outcome::Failed(reason, message),

@@ -1,8 +1,10 @@
 //! `pipeline --warc FILES…`: WARC files read in order on the source thread, and the resume
 //! state of such a run (`OUT/state.json`).
 //!
-//! The state is written after every committed part: the input files finished so far and,
-//! for the file being read, how many of its records are done. Because the sink writes in
+//! The state is written once per part, just before the part is renamed into place: the
+//! position it completes (input files finished so far and, for the file being read, how many
+//! of its records are done) as pending, next to the last durable position; loading takes the
+//! pending one only if its part exists. Because the sink writes in
 //! input order, "done" is exact: `--resume` skips finished files, skips that many records of
 //! the unfinished one, rebuilds the near-duplicate index from the committed parts, and
 //! continues numbering parts, so no record is written twice or lost.
@@ -11,10 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Checkpoint, EngineOptions, Item, Origin, PipelineError, Progress, Stats, run_engine};
-use crate::dedup::{Fingerprinter, Fingerprints, NearDuplicateIndex};
-use crate::extract::Extractor;
-use crate::sink::{self, JsonlZstSink, SinkOptions};
+use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
+use crate::sink;
 use crate::sources::{self, SourceEvent};
 
 /// Resume state of a WARC run: the position of the last durable part, and the position of
@@ -117,61 +117,40 @@ impl Checkpoint for WarcCheckpoint<'_> {
 
     fn prepare(&mut self, part: Option<u32>, stats: &Stats) -> Result<(), PipelineError> {
         self.live.stats = stats.clone();
-        match part {
-            Some(p) => self.state.pending = Some((p, self.live.clone())),
-            None => {
-                self.state.committed = self.live.clone();
-                self.state.pending = None;
-            }
-        }
-        self.state.save(self.out)
-    }
-
-    fn committed(&mut self) -> Result<(), PipelineError> {
+        // `prepare` is called after the previous part was renamed: its position is durable.
         if let Some((_, pos)) = self.state.pending.take() {
             self.state.committed = pos;
-            self.state.save(self.out)?;
         }
-        Ok(())
+        match part {
+            Some(p) => self.state.pending = Some((p, self.live.clone())),
+            None => self.state.committed = self.live.clone(),
+        }
+        self.state.save(self.out)
     }
 }
 
 /// Everything a WARC run needs.
 pub struct WarcRun<'a> {
     pub inputs: Vec<PathBuf>,
-    pub out: PathBuf,
-    pub resume: bool,
-    pub sink: SinkOptions,
-    pub engine: EngineOptions,
-    pub extractor: &'a Extractor<'a>,
-    pub fingerprinter: &'a Fingerprinter,
+    pub ctx: RunContext<'a>,
 }
 
 /// Runs a WARC pipeline; returns the run's (cumulative) stats, also written to `OUT/stats.json`.
 pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, PipelineError> {
-    let previous = if run.resume { WarcState::load(&run.out)? } else { None };
-    if !run.resume && run.out.join(STATE_FILE).exists() {
-        return Err(PipelineError::State {
-            path: run.out.join(STATE_FILE),
-            message: "the output folder holds an earlier run: pass --resume to continue it, or choose another folder"
-                .into(),
-        });
-    }
-    let mut sink = JsonlZstSink::open(&run.out, run.sink.clone())?;
-    let mut index = NearDuplicateIndex::new();
-    if previous.is_some() {
-        rebuild_index(&run.out, &mut index)?;
-    }
-    let position = previous.map(|s| s.resolve(&run.out)).unwrap_or_default();
-    let mut stats = position.stats.clone();
+    let ctx = &run.ctx;
+    ctx.check_fresh(STATE_FILE)?;
+    let previous = if ctx.resume { WarcState::load(&ctx.out)? } else { None };
+    let output = ctx.open_output()?;
+    let position = previous.map(|s| s.resolve(&ctx.out)).unwrap_or_default();
+    let stats = position.stats.clone();
     let keys: Vec<String> = run.inputs.iter().map(|p| key(p)).collect();
     let done: std::collections::HashSet<String> = position.done.iter().cloned().collect();
     let resume_at = position.current.clone();
     let state = WarcState { version: 1, committed: position.clone(), pending: None };
-    let mut checkpoint = WarcCheckpoint { out: &run.out, keys: keys.clone(), live: position, state };
+    let mut checkpoint = WarcCheckpoint { out: &ctx.out, keys: keys.clone(), live: position, state };
     let inputs = run.inputs.clone();
 
-    let source = move |tx: &crossbeam_channel::Sender<Item>| -> Result<(), PipelineError> {
+    let source = move |tx: &mut ItemSender| -> Result<(), PipelineError> {
         for (file, path) in inputs.iter().enumerate() {
             if done.contains(&keys[file]) {
                 continue;
@@ -182,71 +161,24 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
             };
             match sources::warc_events(path) {
                 Ok(events) => {
-                    for (ordinal, (_offset, event)) in events.enumerate() {
-                        let ordinal = ordinal as u64;
-                        if ordinal < skip {
-                            continue;
-                        }
-                        if tx.send(Item { origin: Origin::File { file, ordinal }, event: Some(event) }).is_err() {
+                    for (ordinal, event) in events.enumerate().skip(skip as usize) {
+                        if !tx.send(Origin::File { file, ordinal: ordinal as u64 }, Some(event)) {
                             return Ok(()); // the sink stopped
                         }
                     }
                 }
                 Err(e) => {
                     let event = SourceEvent::Failed { reason: e.reason(), message: e.to_string() };
-                    if tx.send(Item { origin: Origin::File { file, ordinal: 0 }, event: Some(event) }).is_err() {
+                    if !tx.send(Origin::File { file, ordinal: 0 }, Some(event)) {
                         return Ok(());
                     }
                 }
             }
-            if tx.send(Item { origin: Origin::FileDone { file }, event: None }).is_err() {
+            if !tx.send(Origin::FileDone { file }, None) {
                 return Ok(());
             }
         }
         Ok(())
     };
-    run_engine(
-        source,
-        run.extractor,
-        run.fingerprinter,
-        &mut sink,
-        &mut index,
-        &mut checkpoint,
-        &mut stats,
-        &run.engine,
-        progress,
-    )?;
-    let bytes = serde_json::to_vec_pretty(&stats).expect("stats serialise");
-    sink::write_atomic(&run.out.join("stats.json"), &bytes)?;
-    Ok(stats)
-}
-
-/// Reads the committed parts back into the near-duplicate index (originals only).
-pub fn rebuild_index(out: &Path, index: &mut NearDuplicateIndex) -> Result<(), PipelineError> {
-    #[derive(Deserialize)]
-    struct Slim {
-        id: String,
-        metadata: SlimMeta,
-    }
-    #[derive(Deserialize)]
-    struct SlimMeta {
-        fingerprints: Fingerprints,
-        near_duplicate_of: Option<String>,
-    }
-    let parts =
-        sink::list_parts(out).map_err(|e| PipelineError::State { path: out.to_path_buf(), message: e.to_string() })?;
-    for part in parts {
-        let err = |m: String| PipelineError::State { path: part.clone(), message: m };
-        let file = std::fs::File::open(&part).map_err(|e| err(e.to_string()))?;
-        let decoder = zstd::Decoder::new(file).map_err(|e| err(e.to_string()))?;
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(decoder).lines() {
-            let line = line.map_err(|e| err(e.to_string()))?;
-            let r: Slim = serde_json::from_str(&line).map_err(|e| err(e.to_string()))?;
-            if r.metadata.near_duplicate_of.is_none() {
-                index.check_and_insert(&r.id, &r.metadata.fingerprints);
-            }
-        }
-    }
-    Ok(())
+    ctx.run(source, output, &mut checkpoint, stats, progress)
 }

@@ -38,7 +38,12 @@ pub struct FetchOptions {
 impl Default for FetchOptions {
     fn default() -> Self {
         FetchOptions {
-            user_agent: concat!("article-pipeline/", env!("CARGO_PKG_VERSION")).into(),
+            user_agent: concat!(
+                "article-pipeline/",
+                env!("CARGO_PKG_VERSION"),
+                " (+https://github.com/article-pipeline)"
+            )
+            .into(),
             delay: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(30),
@@ -80,7 +85,7 @@ pub struct Fetched {
 
 impl Fetched {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        super::http::header(&self.headers, name)
     }
 
     /// The response as HTTP/1.1 bytes for a WARC record (Transfer-Encoding dropped, as the
@@ -351,9 +356,9 @@ impl Fetcher {
         tokio::time::sleep_until(host.next_allowed.into()).await;
         let r = self.once(client, &robots_url, None).await;
         match r {
-            Ok(f) if (200..300).contains(&f.status) => {
-                let body = super::http::decode_content(f.body.clone(), f.header("content-encoding"), 1 << 20)
-                    .unwrap_or_default();
+            Ok(mut f) if (200..300).contains(&f.status) => {
+                let raw = std::mem::take(&mut f.body);
+                let body = super::http::decode_content(raw, f.header("content-encoding"), 1 << 20).unwrap_or_default();
                 match texting_robots::Robot::new(&self.options.user_agent, &body) {
                     Ok(robot) => Robots::Rules(Box::new(robot)),
                     Err(_) => Robots::AllowAll,

@@ -17,8 +17,13 @@ pub struct ResponseHead {
 impl ResponseHead {
     /// The first header of that name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        header(&self.headers, name)
     }
+}
+
+/// The first header of that name (case-insensitive) in a header list (HTTP or WARC).
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
 }
 
 /// Why a payload could not be used.
@@ -146,6 +151,15 @@ pub fn charset(content_type: &str) -> Option<String> {
 /// Is this a media type we extract? HTML and XHTML; a missing type is decided by sniffing.
 pub fn is_html_type(media_type: &str) -> bool {
     matches!(media_type, "text/html" | "application/xhtml+xml" | "application/xhtml" | "text/xhtml")
+}
+
+/// Is a response with this Content-Type (if any) and body a page we extract? A declared
+/// media type decides; a missing or empty one is decided by [`sniff_html`].
+pub fn is_html(content_type: Option<&str>, body: &[u8]) -> bool {
+    match content_type.map(media_type) {
+        Some(t) if !t.is_empty() => is_html_type(&t),
+        _ => sniff_html(body),
+    }
 }
 
 /// A body without a declared type is taken for HTML when it starts (after whitespace and a

@@ -48,20 +48,14 @@ pub enum SourceEvent {
 /// Largest body extracted from a WARC record (larger pages are counted as too large).
 pub const MAX_BODY_BYTES: usize = 10 << 20;
 
-/// Reads a WARC file as source events.
-pub fn warc_events(path: &Path) -> Result<impl Iterator<Item = (u64, SourceEvent)> + use<>, WarcError> {
+/// Reads a WARC file as source events (offsets are in the pages' `source` and the errors).
+pub fn warc_events(path: &Path) -> Result<impl Iterator<Item = SourceEvent> + use<>, WarcError> {
     let limits = WarcLimits { max_block_bytes: MAX_BODY_BYTES + (256 << 10), ..WarcLimits::default() };
     let reader = WarcReader::open(path, limits, |r: &WarcRecord| r.warc_type() == "response")?;
     let file = path.display().to_string();
     Ok(reader.map(move |item| match item {
-        Ok(rec) => (rec.offset, response_event(&file, rec)),
-        Err(e) => {
-            let offset = match &e {
-                WarcError::Record { offset, .. } => *offset,
-                WarcError::Open { .. } => 0,
-            };
-            (offset, SourceEvent::Failed { reason: e.reason(), message: e.to_string() })
-        }
+        Ok(rec) => response_event(&file, rec),
+        Err(e) => SourceEvent::Failed { reason: e.reason(), message: e.to_string() },
     }))
 }
 
@@ -100,11 +94,7 @@ pub fn response_event(file: &str, rec: WarcRecord) -> SourceEvent {
         return SourceEvent::Skipped { reason: "http_status" };
     }
     let content_type = response.head.header("content-type").map(str::to_string);
-    let is_html = match &content_type {
-        Some(ct) if !http::media_type(ct).is_empty() => http::is_html_type(&http::media_type(ct)),
-        _ => http::sniff_html(&response.body),
-    };
-    if !is_html {
+    if !http::is_html(content_type.as_deref(), &response.body) {
         return SourceEvent::Skipped { reason: "not_html" };
     }
     SourceEvent::Page(Box::new(Page {

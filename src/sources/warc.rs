@@ -45,7 +45,7 @@ pub struct WarcRecord {
 
 impl WarcRecord {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        super::http::header(&self.headers, name)
     }
 
     /// `WARC-Type`, lower-cased (`response`, `request`, `revisit`, …).
