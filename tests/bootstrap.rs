@@ -105,9 +105,9 @@ fn page(site: &str, n: usize, comments: usize) -> (String, String) {
         })
         .collect();
     let (open, sep) = if site == "a.test" {
-        ("<div class=\"main\">", "<p><b>Responses</b></p>")
+        ("<div class=\"main\">", "<p><b>What readers say</b></p>")
     } else {
-        ("<section class=\"content\">", "<h4>Comments</h4>")
+        ("<section class=\"content\">", "<h4>Your views</h4>")
     };
     let close = if site == "a.test" { "</div>" } else { "</section>" };
     let html = format!(

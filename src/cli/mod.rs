@@ -56,6 +56,9 @@ pub struct ExtractorArgs {
     /// Replace the model's bias (added to every Naive Bayes token score p - 0.5).
     #[arg(long, allow_hyphen_values = true)]
     pub bias: Option<f64>,
+    /// Replace the model's extra bias of start and end tags (added on top of --bias).
+    #[arg(long, allow_hyphen_values = true)]
+    pub tag_bias: Option<f64>,
     /// Cut the extracted span at its first <hr> (the paper's HR constraint).
     #[arg(long)]
     pub hr: bool,
@@ -69,6 +72,10 @@ pub struct ExtractorArgs {
     /// Keep link lists inside the span (dropped by default).
     #[arg(long)]
     pub keep_link_blocks: bool,
+    /// End the span at a "Comments" / "Related stories" / "Share this" heading preceded by at
+    /// least this many words (0 = never).
+    #[arg(long, default_value_t = ExtractOptions::default().section_end_words)]
+    pub section_end_words: usize,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -76,12 +83,16 @@ pub struct ExtractorArgs {
 
 impl ExtractorArgs {
     pub fn build(&self) -> anyhow::Result<(Box<dyn Scorer>, ExtractOptions)> {
-        let scorer = scoring::build(&self.scorer, self.model.as_deref(), self.bias)?;
+        let mut scorer = scoring::build(&self.scorer, self.model.as_deref(), self.bias)?;
+        if let Some(t) = self.tag_bias {
+            scorer.set_tag_bias(t);
+        }
         let options = ExtractOptions {
             hr_constraint: self.hr,
             clean: self.clean,
             drop_boilerplate: !self.keep_boilerplate,
             drop_link_blocks: !self.keep_link_blocks,
+            section_end_words: self.section_end_words,
             ..ExtractOptions::default()
         };
         Ok((scorer, options))

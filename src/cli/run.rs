@@ -152,12 +152,17 @@ impl Progress for Bar {
 
 pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
     let config = args.config()?;
-    let scorer = scoring::build(&config.extractor.scorer, config.extractor.model.as_deref(), config.extractor.bias)?;
+    let mut scorer =
+        scoring::build(&config.extractor.scorer, config.extractor.model.as_deref(), config.extractor.bias)?;
+    if let Some(t) = config.extractor.tag_bias {
+        scorer.set_tag_bias(t);
+    }
     let options = ExtractOptions {
         hr_constraint: config.extractor.hr_constraint,
         clean: config.extractor.clean,
         drop_boilerplate: config.extractor.drop_boilerplate,
         drop_link_blocks: config.extractor.drop_link_blocks,
+        section_end_words: config.extractor.section_end_words,
         ..ExtractOptions::default()
     };
     let extractor = Extractor::new(scorer.as_ref(), options);

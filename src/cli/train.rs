@@ -40,6 +40,12 @@ pub struct TrainArgs {
     /// Added to every token score p - 0.5 (the paper's bias).
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     bias: f64,
+    /// Added to the score of every start and end tag on top of --bias (a text-density prior).
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    tag_bias: f64,
+    /// Clamp each id/class word's log-odds to ±this (their token counts overstate the evidence).
+    #[arg(long)]
+    class_clamp: Option<f64>,
     /// Skip pages where fewer than this share of gold words align to the page.
     #[arg(long, default_value_t = 0.8)]
     min_coverage: f64,
@@ -57,7 +63,16 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     anyhow::ensure!((0.0..=1.0).contains(&args.min_coverage), "--min-coverage must be within 0..1");
     let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
     anyhow::ensure!(!entries.is_empty(), "no `{}` pages in {:?}", args.split, args.manifest);
-    let params = NbParams { features, alpha: args.alpha, min_count: args.min_count, bias: args.bias };
+    anyhow::ensure!(args.bias.is_finite() && args.tag_bias.is_finite(), "--bias and --tag-bias must be finite");
+    anyhow::ensure!(args.class_clamp.is_none_or(|c| c >= 0.0 && c.is_finite()), "--class-clamp must be ≥ 0");
+    let params = NbParams {
+        features,
+        alpha: args.alpha,
+        min_count: args.min_count,
+        bias: args.bias,
+        tag_bias: args.tag_bias,
+        class_clamp: args.class_clamp,
+    };
     let label =
         LabelOptions { min_coverage: args.min_coverage, max_tag_ratio: args.max_tag_ratio, ..LabelOptions::default() };
     let total = entries.len();

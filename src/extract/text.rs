@@ -292,6 +292,128 @@ pub fn link_block_mask(tokens: &[Token], keep: &mut [bool], min_links: usize, ma
     flush(start, tokens.len(), words, link_words, links);
 }
 
+/// Headings that end an article and open the page's furniture: comment sections, "related"
+/// and "most popular" lists, share bars. Compared with a block's text lower-cased, digits and
+/// punctuation removed, words joined by one space (`"12 Comments"` → `"comments"`).
+const SECTION_END: &[&str] = &[
+    "comment",
+    "comments",
+    "reader comments",
+    "show comments",
+    "view comments",
+    "leave a reply",
+    "leave a comment",
+    "post a comment",
+    "add a comment",
+    "add your comment",
+    "join the discussion",
+    "join the conversation",
+    "responses",
+    "trackbacks",
+    "comments are closed",
+    "the comments to this entry are closed",
+    "related",
+    "related articles",
+    "related stories",
+    "related posts",
+    "related content",
+    "related coverage",
+    "you may also like",
+    "you might also like",
+    "more stories",
+    "recommended",
+    "recommended for you",
+    "most popular",
+    "most read",
+    "read next",
+    "what to read next",
+    "popular posts",
+    "share this",
+    "share this article",
+    "share this story",
+];
+
+/// Prefixes of longer section-end headings (`"3 thoughts on “Title”"`, `"More from BBC"`).
+const SECTION_END_PREFIX: &[&str] = &["thoughts on ", "responses to ", "comments on ", "more from "];
+
+/// Is `text` (normalised as for [`SECTION_END`]) a section-end heading of `words` words?
+fn is_section_end(text: &str, words: usize) -> bool {
+    (words <= 6 && SECTION_END.contains(&text))
+        || (words <= 24 && SECTION_END_PREFIX.iter().any(|p| text.starts_with(p)))
+}
+
+/// Drops the furniture that a section-end heading ([`SECTION_END`]) opens: from the heading to
+/// the end of the element that contains it (a "Related" box inside the article, or the comment
+/// section to the end of its column). The maximum subsequence runs on through comment sections
+/// and "related" lists whose prose looks like article text to the token scores, and the
+/// unnamed ones escape the furniture filter, but sites head them with a handful of stock
+/// phrases. A heading before `min_words_before` words (a teaser box above the article) is kept.
+pub fn section_end_mask(page: &str, tokens: &[Token], keep: &mut [bool], min_words_before: usize) {
+    let mut text = String::new();
+    let (mut start, mut words, mut before) = (0usize, 0usize, 0usize);
+    // Open-element depth before token `i`, and before the current block's first token.
+    let (mut depth, mut start_depth) = (0i64, 0i64);
+    let step = |t: &Token| match t.kind {
+        TokenKind::StartTag if !tags::is_void(t.tag) => 1,
+        TokenKind::EndTag => -1,
+        _ => 0,
+    };
+    let mut i = 0;
+    while i <= tokens.len() {
+        let boundary = tokens.get(i).is_none_or(|t| t.kind.is_tag() && tags::is_block(t.tag));
+        if boundary {
+            if words > 0 && before >= min_words_before && is_section_end(text.trim_end(), words) {
+                // The heading's parent closes where the depth first drops below `start_depth`
+                // (past the heading itself: the block may open with the previous end tag).
+                let mut d = start_depth;
+                let mut j = start;
+                while j < tokens.len() {
+                    let next = d + step(&tokens[j]);
+                    if next < start_depth && j >= i {
+                        break;
+                    }
+                    d = next;
+                    j += 1;
+                }
+                keep[start..j].iter_mut().for_each(|k| *k = false);
+                // Resume at token j (j ≥ i: always progresses).
+                i = j;
+                depth = d;
+                text.clear();
+                words = 0;
+                start = i;
+                start_depth = depth;
+                continue;
+            }
+            before += words;
+            text.clear();
+            words = 0;
+            start = i;
+            start_depth = depth;
+        } else if let Some(t) = tokens.get(i)
+            && t.kind == TokenKind::Word
+        {
+            // Masked words count too: the furniture filter drops `<h2 id=comments>` itself.
+            words += 1;
+            // Only short blocks can match; stop collecting text after a few dozen words.
+            if words <= 24 {
+                let mut any = false;
+                for c in t.raw(page).chars().filter(|c| c.is_alphabetic()) {
+                    text.extend(c.to_lowercase());
+                    any = true;
+                }
+                if any {
+                    text.push(' ');
+                }
+            }
+        }
+        if let Some(t) = tokens.get(i) {
+            depth += step(t);
+        }
+        i += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,6 +486,31 @@ mod tests {
         assert_eq!(masked(html, boilerplate_mask), "Story text one.\n\nStory text two.");
         // Not closed inside the span: dropped to the end.
         assert_eq!(masked("<p>Story.</p><div class=related><p>Other story", boilerplate_mask), "Story.");
+    }
+
+    #[test]
+    fn the_span_ends_at_a_comment_or_related_heading() {
+        let body = "<p>The council voted on the river park budget after a long night of debate.</p>";
+        let html = format!("{body}<h3>12 Comments</h3><p>Great article, thanks for the report!</p>");
+        let cut = |m| move |p: &str, t: &[Token], k: &mut [bool]| section_end_mask(p, t, k, m);
+        assert_eq!(masked(&html, cut(5)), "The council voted on the river park budget after a long night of debate.");
+        // Too early: kept.
+        assert!(masked(&html, cut(50)).contains("Great article"));
+        let html = format!("{body}<div>3 thoughts on “Budget night”</div><p>Me too.</p>");
+        assert!(!masked(&html, cut(5)).contains("Me too"));
+        // A heading that opens right after an end tag, and one at the very end, terminate.
+        let html = format!("<div>{body}</p>Related<p>Other story.</p></div>Comments");
+        assert_eq!(masked(&html, cut(5)), "The council voted on the river park budget after a long night of debate.");
+        // Only the element holding the heading goes: an inline "Related" box.
+        let html =
+            format!("<div>{body}<aside><h4>Related</h4><p>Other story.</p></aside><p>More of the story.</p></div>");
+        assert_eq!(
+            masked(&html, cut(5)),
+            "The council voted on the river park budget after a long night of debate.\n\nMore of the story."
+        );
+        // Words that merely contain a marker are not a heading.
+        let html = format!("{body}<p>Related reading on the budget is long and useful to have here.</p>");
+        assert!(masked(&html, cut(5)).contains("Related reading"));
     }
 
     #[test]

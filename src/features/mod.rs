@@ -302,6 +302,8 @@ pub struct TokenFeatures {
     pub keys: [u64; 8],
     pub types: [u8; 8],
     pub len: u8,
+    /// The token is a start or end tag (scorers may bias tags and text differently).
+    pub tag: bool,
 }
 
 impl TokenFeatures {
@@ -314,6 +316,7 @@ impl TokenFeatures {
 #[derive(Debug, Clone, Copy, Default)]
 struct Pending {
     norm: u64,
+    tag: bool,
     mrut: u16,
     mrut2: u16,
     classes: [u64; MAX_CLASS_WORDS],
@@ -354,6 +357,7 @@ impl FeatureStream {
         // MRUT is the top of the stack *before* this token: the tag the token sits in.
         let mut p = Pending {
             norm: norm.key(page, token),
+            tag: token.kind.is_tag(),
             mrut: self.stack.top(),
             mrut2: self.stack.second(),
             ..Pending::default()
@@ -389,7 +393,7 @@ impl FeatureStream {
     fn features_of(&self, i: usize) -> TokenFeatures {
         let me = self.ring[i % 3];
         let (a, b, c) = (me.norm, self.norm_at(i + 1), self.norm_at(i + 2));
-        let mut f = TokenFeatures::default();
+        let mut f = TokenFeatures { tag: me.tag, ..TokenFeatures::default() };
         for &t in &self.types {
             let mut put = |k: u64| {
                 f.keys[f.len as usize] = k;

@@ -104,12 +104,16 @@ pub struct ExtractorConfig {
     pub model: Option<PathBuf>,
     /// Replaces the model's bias.
     pub bias: Option<f64>,
+    /// Replaces the model's extra bias of tags.
+    pub tag_bias: Option<f64>,
     pub hr_constraint: bool,
     pub clean: bool,
     /// Drop comment sections, share bars, related stories… inside the span (by id/class).
     pub drop_boilerplate: bool,
     /// Drop link lists inside the span.
     pub drop_link_blocks: bool,
+    /// End the span at a comment / related / share heading after this many words (0 = never).
+    pub section_end_words: usize,
 }
 
 impl Default for ExtractorConfig {
@@ -118,10 +122,12 @@ impl Default for ExtractorConfig {
             scorer: "nb".into(),
             model: None,
             bias: None,
+            tag_bias: None,
             hr_constraint: false,
             clean: false,
             drop_boilerplate: true,
             drop_link_blocks: true,
+            section_end_words: crate::extract::ExtractOptions::default().section_end_words,
         }
     }
 }
@@ -192,7 +198,20 @@ const KNOWN: &[(&str, &[&str])] = &[
             "max_retries",
         ],
     ),
-    ("extractor", &["scorer", "model", "bias", "hr_constraint", "clean", "drop_boilerplate", "drop_link_blocks"]),
+    (
+        "extractor",
+        &[
+            "scorer",
+            "model",
+            "bias",
+            "tag_bias",
+            "hr_constraint",
+            "clean",
+            "drop_boilerplate",
+            "drop_link_blocks",
+            "section_end_words",
+        ],
+    ),
     ("run", &["threads", "resume"]),
     ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
@@ -334,7 +353,12 @@ mod tests {
         let full = PipelineConfig {
             warc: Some(WarcConfig::default()),
             feeds: Some(FeedsConfig { warc_out: Some("w".into()), ..FeedsConfig::default() }),
-            extractor: ExtractorConfig { model: Some("m".into()), bias: Some(0.0), ..ExtractorConfig::default() },
+            extractor: ExtractorConfig {
+                model: Some("m".into()),
+                bias: Some(0.0),
+                tag_bias: Some(0.0),
+                ..ExtractorConfig::default()
+            },
             ..PipelineConfig::default()
         };
         let value = toml::Value::try_from(&full).unwrap();

@@ -30,6 +30,8 @@ pub trait Scorer: Send + Sync {
     fn page_scorer(&self) -> Box<dyn PageScorer + '_>;
     /// Sets a constant added to every token score (the paper's bias; no-op where meaningless).
     fn set_bias(&mut self, _bias: f64) {}
+    /// Sets the extra constant added to the scores of tags (no-op where meaningless).
+    fn set_tag_bias(&mut self, _tag_bias: f64) {}
 }
 
 /// Per-page streaming state of a scorer.

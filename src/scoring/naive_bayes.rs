@@ -33,6 +33,14 @@ pub struct NbHeader {
     pub prior: f64,
     /// Added to p − 0.5 (the paper's optional bias; 0 by default).
     pub bias: f64,
+    /// Added to the score of start and end tags on top of `bias`: a text-density prior in
+    /// the spirit of the paper's simple scorer (§6.2.2), which the token-level Naive Bayes
+    /// lacks (0 by default; absent in older files).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tag_bias: f64,
+    /// id/class word weights were clamped to ±this at training (absent: not clamped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_clamp: Option<f64>,
     /// Laplace smoothing α.
     pub alpha: f64,
     /// Features seen fewer times than this were dropped.
@@ -120,6 +128,10 @@ impl NbCounts {
     }
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 /// Training parameters of the Naive Bayes model.
 #[derive(Debug, Clone, Copy)]
 pub struct NbParams {
@@ -127,11 +139,26 @@ pub struct NbParams {
     pub alpha: f64,
     pub min_count: u32,
     pub bias: f64,
+    /// Extra score of tags (see [`NbHeader::tag_bias`]).
+    pub tag_bias: f64,
+    /// Clamp id/class word log-odds to ±this. Every token inside an element shares its
+    /// id/class words, so token counts overstate their evidence by the element's length: one
+    /// training site whose article container is called `articleText` out of article text
+    /// gives that word a weight that outvotes every trigram on another site (dragnet dev:
+    /// whole articles scored out). A clamp keeps them as a nudge.
+    pub class_clamp: Option<f64>,
 }
 
 impl Default for NbParams {
     fn default() -> Self {
-        NbParams { features: FeatureSet::default(), alpha: 1.0, min_count: 2, bias: 0.0 }
+        NbParams {
+            features: FeatureSet::default(),
+            alpha: 1.0,
+            min_count: 2,
+            bias: 0.0,
+            tag_bias: 0.0,
+            class_clamp: None,
+        }
     }
 }
 
@@ -164,7 +191,11 @@ impl NbModel {
                 let (n, v) = totals[&t];
                 let p_in = (f64::from(a) + alpha) / (n[0] as f64 + alpha * v as f64);
                 let p_out = (f64::from(b) + alpha) / (n[1] as f64 + alpha * v as f64);
-                (k, p_in.ln() - p_out.ln())
+                let w = p_in.ln() - p_out.ln();
+                match params.class_clamp {
+                    Some(c) if t == FeatureType::Classes as u8 => (k, w.clamp(-c, c)),
+                    _ => (k, w),
+                }
             })
             .collect();
         weights.sort_unstable_by_key(|&(k, _)| k);
@@ -181,6 +212,8 @@ impl NbModel {
             hash_seed: HASH_SEED,
             prior,
             bias: params.bias,
+            tag_bias: params.tag_bias,
+            class_clamp: params.class_clamp,
             alpha,
             min_count: params.min_count,
             weight_scale: scale,
@@ -277,7 +310,11 @@ impl NbModel {
         if header.hash_seed != HASH_SEED {
             return Err(ModelFileError::Header(format!("hash seed {:#x} is not this build's", header.hash_seed)));
         }
-        if !(header.weight_scale.is_finite() && header.prior.is_finite() && header.bias.is_finite()) {
+        if !(header.weight_scale.is_finite()
+            && header.prior.is_finite()
+            && header.bias.is_finite()
+            && header.tag_bias.is_finite())
+        {
             return Err(ModelFileError::Header("non-finite number".to_string()));
         }
         let mut r = Reader::new(payload);
@@ -346,7 +383,8 @@ impl NbModel {
     /// (m_h·c + 1), m_h the importance of the token's trigram (§6.2.4).
     #[inline]
     pub fn score(&self, f: &TokenFeatures) -> f64 {
-        let s = sigmoid(self.log_odds(f)) - 0.5 + self.header.bias;
+        let tag = if f.tag { self.header.tag_bias } else { 0.0 };
+        let s = sigmoid(self.log_odds(f)) - 0.5 + self.header.bias + tag;
         match &self.header.bootstrap {
             None => s,
             Some(b) => {
@@ -458,6 +496,10 @@ impl Scorer for NbScorer {
 
     fn set_bias(&mut self, bias: f64) {
         self.model.header.bias = bias;
+    }
+
+    fn set_tag_bias(&mut self, tag_bias: f64) {
+        self.model.header.tag_bias = tag_bias;
     }
 
     fn page_scorer(&self) -> Box<dyn PageScorer + '_> {

@@ -175,7 +175,8 @@ pub fn build_cache(
         let mut n = 0u32;
         let mut fs = FeatureStream::new(features);
         let mut put = |f: &TokenFeatures| {
-            buf.push(f.len);
+            // len ≤ 8: the high bit carries the tag flag.
+            buf.push(f.len | if f.tag { 0x80 } else { 0 });
             for i in 0..f.len as usize {
                 buf.push(f.types[i]);
                 buf.extend_from_slice(&f.keys[i].to_le_bytes());
@@ -223,7 +224,8 @@ impl PoolCache {
             tokens.clear();
             let mut at = 0;
             for _ in 0..n {
-                let mut t = TokenFeatures { len: buf[at], ..TokenFeatures::default() };
+                let b = buf[at];
+                let mut t = TokenFeatures { len: b & 0x7F, tag: b & 0x80 != 0, ..TokenFeatures::default() };
                 at += 1;
                 for j in 0..t.len as usize {
                     t.types[j] = buf[at];
@@ -314,7 +316,7 @@ pub fn bootstrap(
             (0..pages).filter(|&i| eligible[cache.groups[i] as usize]).map(|i| conf[i]).collect();
         let mean_confidence = considered.iter().sum::<f64>() / considered.len().max(1) as f64;
         if it < opts.iterations {
-            model = retrain(cache, &spans, &in_l, opts, base_id)?;
+            model = retrain(cache, &spans, &in_l, opts, base, base_id)?;
             if opts.fallback > 0.0 {
                 let info = model.header.bootstrap.clone();
                 model = model.merged_with(base, opts.fallback);
@@ -342,6 +344,7 @@ fn retrain(
     spans: &[Option<(usize, usize)>],
     in_l: &[bool],
     opts: &BootstrapOptions,
+    base: &NbModel,
     base_id: &str,
 ) -> Result<NbModel, BootstrapError> {
     let wanted: Vec<u8> = opts.features.types().iter().map(|&t| t as u8).collect();
@@ -357,7 +360,7 @@ fn retrain(
         let Some((j, k)) = spans[i] else { return };
         used += 1;
         for (x, t) in tokens.iter().enumerate() {
-            let mut f = TokenFeatures::default();
+            let mut f = TokenFeatures { tag: t.tag, ..TokenFeatures::default() };
             for s in 0..t.len as usize {
                 if wanted.contains(&t.types[s]) {
                     f.keys[f.len as usize] = t.keys[s];
@@ -373,7 +376,16 @@ fn retrain(
             counts.add(&f, x >= j && x <= k);
         }
     })?;
-    let params = NbParams { features: opts.features, alpha: 1.0, min_count: opts.min_count, bias: opts.bias };
+    // The tag bias and class clamp are properties of the feature set, not of the pool: keep
+    // the base model's.
+    let params = NbParams {
+        features: opts.features,
+        alpha: 1.0,
+        min_count: opts.min_count,
+        bias: opts.bias,
+        tag_bias: base.header.tag_bias,
+        class_clamp: base.header.class_clamp,
+    };
     let summary =
         TrainingSummary { datasets: vec!["bootstrap".into()], pages_used: used, ..TrainingSummary::default() };
     let model = NbModel::from_counts(&counts, params, summary);
