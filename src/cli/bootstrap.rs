@@ -63,9 +63,9 @@ pub struct BootstrapArgs {
     min_pages: usize,
     /// Features of the adapted model. The paper uses trigrams only; with pools of tens of
     /// pages per source that collapses (most article trigrams are seen once and pruned), so the
-    /// default keeps the built-in model's features (README: big9 measurements).
-    #[arg(long, default_value = "trigram,mrut,classes")]
-    features: String,
+    /// default keeps the base model's features (README: big9 measurements).
+    #[arg(long)]
+    features: Option<String>,
     /// Add this weight × the supervised model's evidence to the adapted model's (0 = the
     /// paper's stand-alone adapted model).
     #[arg(long, default_value_t = 0.0)]
@@ -122,7 +122,6 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
     anyhow::ensure!(args.keep > 0.0 && args.keep <= 1.0, "--keep must be within (0, 1]");
     anyhow::ensure!(args.window > 0 && args.cutoff > 0, "--window and --cutoff must be positive");
     anyhow::ensure!(args.boost >= 0.0, "--boost must not be negative");
-    let features = FeatureSet::parse(&args.features).map_err(anyhow::Error::msg).context("--features")?;
     let (base, base_id) = match &args.model {
         Some(p) => {
             let bytes = std::fs::read(p).with_context(|| format!("cannot read `{}`", p.display()))?;
@@ -165,6 +164,10 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
             },
         }
     });
+    let features = match &args.features {
+        Some(f) => FeatureSet::parse(f).map_err(anyhow::Error::msg).context("--features")?,
+        None => base.header.features,
+    };
     let cache_dir = args.cache_dir.clone().unwrap_or_else(|| args.out.parent().unwrap_or(Path::new(".")).to_path_buf());
     std::fs::create_dir_all(&cache_dir).with_context(|| format!("cannot create `{}`", cache_dir.display()))?;
     let cache_path = cache_dir.join(format!(".bootstrap-cache-{}.zst", std::process::id()));

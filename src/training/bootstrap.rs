@@ -52,7 +52,7 @@ impl Default for BootstrapOptions {
             cutoff: 64,
             boost: 24.0,
             min_pages: 10,
-            features: FeatureSet::parse("trigram,mrut,classes").expect("valid"),
+            features: FeatureSet::parse("trigram,mrut2,classes").expect("valid"),
             bias: 0.0,
             min_count: 2,
             fallback: 0.0,
