@@ -8,6 +8,7 @@ mod extract;
 mod pack;
 mod run;
 mod train;
+mod train_pso;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -36,7 +37,7 @@ enum Command {
     Extract(extract::ExtractArgs),
     /// Extract every page of dataset manifests and score it against the gold text.
     Eval(eval::EvalArgs),
-    /// Train a Naive Bayes model from dataset manifests (page + gold text).
+    /// Train a model (Naive Bayes, or PSO block thresholds) from dataset manifests (page + gold text).
     Train(train::TrainArgs),
     /// Adapt a model to the sites of unlabelled pages (semi-supervised bootstrap, §6.2.4).
     Bootstrap(bootstrap::BootstrapArgs),

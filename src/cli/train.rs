@@ -25,8 +25,8 @@ pub struct TrainArgs {
     /// Where to write the model.
     #[arg(long)]
     out: PathBuf,
-    /// Learner (only Naive Bayes for now).
-    #[arg(long, default_value = "nb", value_parser = ["nb"])]
+    /// Learner: Naive Bayes, or PSO thresholds on text blocks (Ziegler & Skubacz 2007).
+    #[arg(long, default_value = "nb", value_parser = ["nb", "pso"])]
     learner: String,
     /// Feature types, comma-separated: trigram, mrut, unigram, bigram, mrut2.
     #[arg(long, default_value = "trigram,mrut")]
@@ -55,9 +55,14 @@ pub struct TrainArgs {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    #[command(flatten)]
+    pso: super::train_pso::PsoArgs,
 }
 
 pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
+    if args.learner == "pso" {
+        return super::train_pso::exec(&args.manifest, &args.split, &args.out, args.threads, &args.pso);
+    }
     let features = FeatureSet::parse(&args.features).map_err(anyhow::Error::msg).context("--features")?;
     anyhow::ensure!(args.alpha > 0.0, "--alpha must be positive");
     anyhow::ensure!((0.0..=1.0).contains(&args.min_coverage), "--min-coverage must be within 0..1");

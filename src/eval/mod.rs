@@ -6,6 +6,7 @@
 //! prediction file does in score.py, and is also listed under its failure reason.
 
 pub mod metrics;
+pub mod ziegler;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -9,6 +9,8 @@
 pub mod max_subsequence;
 pub mod model_file;
 pub mod naive_bayes;
+pub mod pso;
+pub mod pso_blocks;
 pub mod simple;
 
 use std::path::{Path, PathBuf};
@@ -61,10 +63,12 @@ pub enum ScorerError {
     },
     #[error("scorer `{0}` takes no model file")]
     NoModelNeeded(String),
+    #[error("scorer `{0}` needs a trained model: pass `--model PATH` (train one with `pipeline train --learner {0}`)")]
+    ModelRequired(String),
 }
 
 /// Registered scorer names.
-pub const NAMES: &[&str] = &["nb", "simple"];
+pub const NAMES: &[&str] = &["nb", "simple", "pso"];
 
 /// The default model, trained on the wcxb train split (models/README.md), built into the binary.
 pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
@@ -95,6 +99,14 @@ fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError
             Ok(Box::new(NbScorer::new(m, stem)))
         }
         ("simple", Some(_)) => Err(ScorerError::NoModelNeeded(name.to_string())),
+        ("pso", None) => Err(ScorerError::ModelRequired(name.to_string())),
+        ("pso", Some(path)) => {
+            let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
+            let m = pso::PsoModel::from_bytes(&bytes)
+                .map_err(|source| ScorerError::Model { path: path.to_path_buf(), source })?;
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            Ok(Box::new(pso::PsoScorer::new(m, stem)))
+        }
         (other, _) => Err(ScorerError::Unknown(other.to_string())),
     }
 }
