@@ -101,5 +101,6 @@ fn eval_scores_a_manifest_and_writes_predictions() {
     assert_eq!(v["failures"]["not_html"], 1);
     assert!(v["datasets"]["t"]["with"].as_f64().unwrap() > 0.99);
     assert!(v["throughput"]["html_bytes"].as_u64().unwrap() > 0);
+    assert!((0.0..=1.0).contains(&v["overall"]["ziegler_sim"].as_f64().unwrap()));
     assert!(std::fs::read_to_string(preds.join("t-1.txt")).unwrap().contains("riverside park"));
 }

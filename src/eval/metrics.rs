@@ -300,6 +300,8 @@ pub struct PageMetrics {
     pub cleaneval: f64,
     pub with: Option<f64>,
     pub without: Option<f64>,
+    /// Ziegler & Skubacz's length-scaled cosine similarity ([`super::ziegler`]; not in score.py).
+    pub ziegler_sim: f64,
 }
 
 /// Scores one prediction against its gold, as score.py's `score_page`.
@@ -323,6 +325,7 @@ pub fn score_page(gold: &Gold, pred: &str) -> PageMetrics {
         cleaneval: cleaneval_page(&gold_text, pred),
         with: snippet_share(gold.with.as_ref(), &normp),
         without: snippet_share(gold.without.as_ref(), &normp),
+        ziegler_sim: super::ziegler::similarity(&gold_text, pred),
     }
 }
 
@@ -343,6 +346,8 @@ pub struct Aggregate {
     pub with_pages: usize,
     pub without: Option<f64>,
     pub without_pages: usize,
+    /// Mean Ziegler & Skubacz similarity over all pages (not in score.py).
+    pub ziegler_sim: Option<f64>,
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
@@ -373,6 +378,7 @@ pub fn aggregate<'a>(pages: impl IntoIterator<Item = &'a PageMetrics>) -> Aggreg
         with_pages: pages.iter().filter(|x| x.with.is_some()).count(),
         without: mean(pages.iter().filter_map(|x| x.without)),
         without_pages: pages.iter().filter(|x| x.without.is_some()).count(),
+        ziegler_sim: mean(pages.iter().map(|x| x.ziegler_sim)),
     }
 }
 

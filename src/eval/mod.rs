@@ -153,13 +153,13 @@ pub fn format_table(r: &EvalReport) -> String {
     let _ = writeln!(s, "scorer: {}   split: {}", r.scorer, r.split.as_deref().unwrap_or("all"));
     let _ = writeln!(
         s,
-        "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "dataset", "pages", "empty", "shP", "shR", "shF1", "acc", "bowF1", "CE", "with%", "w/o%"
+        "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "dataset", "pages", "empty", "shP", "shR", "shF1", "acc", "bowF1", "CE", "with%", "w/o%", "zSim"
     );
     for (name, m) in r.datasets.iter().chain(std::iter::once((&"OVERALL".to_string(), &r.overall))) {
         let _ = writeln!(
             s,
-            "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
             name,
             m.pages,
             m.empty,
@@ -170,7 +170,8 @@ pub fn format_table(r: &EvalReport) -> String {
             f(m.bow_f1),
             f(m.cleaneval),
             pct(m.with),
-            pct(m.without)
+            pct(m.without),
+            f(m.ziegler_sim)
         );
     }
     let t = &r.throughput;
