@@ -26,9 +26,18 @@ use crate::scoring::pso::{PsoModel, PsoTrainingSummary, Thresholds};
 use crate::scoring::pso_blocks::{self, BlockOptions, N_FEATURES, NO_BLOCK, Segmentation};
 
 /// Threshold range of each feature: position 0 of a particle maps to the low end, 1 to the
-/// high end. Average sentence length in words, number of sentences, then six ratios.
+/// high end. Average sentence length in words, number of sentences, then six ratios. Each range
+/// reaches 5 % beyond the values a feature can take on the side where its threshold passes
+/// every block (below 0 for lower bounds, above 1 for the two upper-bounded ratios), so that
+/// "feature off" is a region of the cube the swarm can find, not a single point. A block with
+/// more than 1.05 list items per word is thereby always clutter.
 pub const RANGES: [(f64, f64); N_FEATURES] =
-    [(0.0, 40.0), (0.0, 20.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0)];
+    [(-2.0, 40.0), (-1.0, 20.0), (-0.05, 1.0), (-0.05, 1.0), (0.0, 1.05), (-0.05, 1.0), (0.0, 1.05), (-0.05, 1.0)];
+
+/// The unit-cube position of the paper's PR strategy: every threshold at its permissive end.
+pub fn accept_all_position() -> Vec<f64> {
+    pso_blocks::LOWER_BOUND.iter().map(|&lower| if lower { 0.0 } else { 1.0 }).collect()
+}
 
 /// Swarm parameters (§4.1), with their defaults.
 #[derive(Debug, Clone, Copy)]
@@ -106,9 +115,20 @@ pub fn maximize<F>(dim: usize, p: &SwarmParams, fitness: F) -> SwarmResult
 where
     F: Fn(&[f64]) -> f64 + Sync,
 {
+    maximize_from(dim, p, &[], fitness)
+}
+
+/// [`maximize`] with the first particles starting at `starts` instead of random points.
+pub fn maximize_from<F>(dim: usize, p: &SwarmParams, starts: &[Vec<f64>], fitness: F) -> SwarmResult
+where
+    F: Fn(&[f64]) -> f64 + Sync,
+{
     let n = p.population.max(1);
     let mut rng = Rng(p.seed);
     let mut x: Vec<Vec<f64>> = (0..n).map(|_| (0..dim).map(|_| rng.unit()).collect()).collect();
+    for (xi, s) in x.iter_mut().zip(starts) {
+        xi.clone_from(s);
+    }
     let mut v = vec![vec![0.0; dim]; n];
     let eval = |x: &Vec<Vec<f64>>| -> Vec<f64> { x.par_iter().map(|xi| fitness(xi)).collect() };
     let mut fx = eval(&x);
@@ -298,7 +318,12 @@ pub fn train_pso(
             })
             .collect();
         let pages: Vec<TrainPage> = prepared.into_iter().flatten().collect();
-        let result = maximize(N_FEATURES, &opts.swarm, |x| mean_similarity(&pages, &thresholds_of(x)));
+        // Random thresholds almost always reject every block (similarity 0 everywhere, a flat
+        // landscape), so one particle starts at the accept-all corner (the paper's PR
+        // strategy): the swarm then always has a best worth following from generation 0.
+        let result = maximize_from(N_FEATURES, &opts.swarm, &[accept_all_position()], |x| {
+            mean_similarity(&pages, &thresholds_of(x))
+        });
         let accept_all = mean_similarity(&pages, &Thresholds::accept_all());
         (pages, result, accept_all)
     });
@@ -376,6 +401,7 @@ mod tests {
         let expected = ziegler::similarity(&format!("Home World {gold}"), gold);
         assert!((all - expected).abs() < 1e-12, "{all} vs {expected}");
         // Upper bound 0.5 on the anchor ratio drops the link block: identical text.
+        assert!((p.similarity(&thresholds_of(&accept_all_position()), &mut counts) - all).abs() < 1e-12);
         let mut t = Thresholds::accept_all();
         t.0[4] = 0.5;
         assert!((p.similarity(&t, &mut counts) - 1.0).abs() < 1e-12);
