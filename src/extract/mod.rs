@@ -9,7 +9,7 @@ pub mod text;
 use serde::{Deserialize, Serialize};
 
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions};
-use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, max_subsequence};
+use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, max_subsequence};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -136,6 +136,7 @@ impl<'m> Extractor<'m> {
             tokenizer: Tokenizer::new(sink, topts),
             options: self.options.clone(),
             scorer_name: self.scorer.name(),
+            selection: self.scorer.selection(),
             bytes: 0,
             head: Vec::new(),
         }
@@ -174,6 +175,7 @@ pub struct PageExtraction<'m> {
     tokenizer: Tokenizer<'m, ScoreSink<'m>>,
     options: ExtractOptions,
     scorer_name: &'static str,
+    selection: Selection,
     bytes: usize,
     head: Vec<u8>,
 }
@@ -206,12 +208,27 @@ impl PageExtraction<'_> {
         let title = summary.title_text();
         let page = &summary.page;
         let mut sink = summary.sink;
+        if self.selection == Selection::PositiveTokens {
+            // Multi-span scorers need every score, not only the running maximum.
+            sink.scores.get_or_insert_with(Vec::new);
+        }
         {
             let (mss, scores) = (&mut sink.mss, &mut sink.scores);
             sink.scorer.finish(page, &mut |s| ScoreSink::emit(mss, scores, s));
         }
         debug_assert_eq!(sink.mss.len(), sink.tokens.len(), "a scorer must emit one score per token");
         let tokens = &sink.tokens;
+        if self.selection == Selection::PositiveTokens {
+            let scores = sink.scores.as_deref().unwrap_or_default();
+            return Ok(positive_tokens(
+                page,
+                tokens,
+                scores,
+                title,
+                summary.encoding.map(|(e, _)| e),
+                self.scorer_name,
+            ));
+        }
         let best = sink.mss.best().filter(|b| b.value > 0.0);
         let mut span = best.map(|b| (b.start, b.end));
         if self.options.hr_constraint {
@@ -244,6 +261,39 @@ impl PageExtraction<'_> {
             scorer: self.scorer_name,
             top_segments,
         })
+    }
+}
+
+/// The multi-span output ([`Selection::PositiveTokens`]): every text token scoring above 0,
+/// laid out with all the page's tags so paragraph breaks between kept runs survive. The span
+/// filters (boilerplate, link lists, HR, cleaning) are not applied: the block model already
+/// decided what to keep.
+fn positive_tokens(
+    page: &str,
+    tokens: &[Token],
+    scores: &[f64],
+    title: Option<String>,
+    encoding: Option<&'static str>,
+    scorer: &'static str,
+) -> Extraction {
+    let keep: Vec<bool> = tokens.iter().zip(scores).map(|(t, &s)| t.kind.is_tag() || s > 0.0).collect();
+    let first = tokens.iter().zip(scores).position(|(t, &s)| !t.kind.is_tag() && s > 0.0);
+    let last = tokens.iter().zip(scores).rposition(|(t, &s)| !t.kind.is_tag() && s > 0.0);
+    let mut text = String::new();
+    let span = first.zip(last);
+    if span.is_some() {
+        text::render(page, tokens, Some(&keep), &mut text);
+    }
+    Extraction {
+        title,
+        text,
+        byte_span: span.map(|(s, e)| (tokens[s].start as usize, tokens[e].end as usize)),
+        span,
+        score: scores.iter().filter(|&&s| s > 0.0).sum(),
+        tokens: tokens.len(),
+        encoding,
+        scorer,
+        top_segments: Vec::new(),
     }
 }
 
