@@ -35,22 +35,7 @@ pub fn label_blocks(
         return Err(SkipReason::ShortGold);
     }
     let s = tokenize(html, TokenizerOptions::default()).map_err(|_| SkipReason::ParseError)?;
-    let mut buf = String::new();
-    let mut word_tok = Vec::new();
-    let mut page_keys = Vec::new();
-    for (i, t) in s.sink.iter().enumerate() {
-        if t.kind == TokenKind::Word {
-            word_tok.push(i);
-            page_keys.push(align::word_key(t.raw(&s.page), t.has_entity, &mut buf));
-        }
-    }
-    let m = align::align(&gold, &page_keys);
-    let mut aligned_tok = vec![false; s.sink.len()];
-    let mut aligned = 0usize;
-    for &w in m.iter().flatten() {
-        aligned_tok[word_tok[w]] = true;
-        aligned += 1;
-    }
+    let (aligned_tok, aligned) = aligned_tokens(&s.page, &s.sink, &gold);
     let coverage = aligned as f64 / gold.len() as f64;
     if coverage < opts.min_coverage {
         return Err(SkipReason::LowCoverage);
@@ -59,6 +44,28 @@ pub fn label_blocks(
     let blocks = seg.take_blocks();
     let labels = block_labels(&s.sink, &blocks, &aligned_tok, threshold);
     Ok(LabelledBlocks { title: seg.title_keys().to_vec(), page: s.page, tokens: s.sink, blocks, labels, coverage })
+}
+
+/// Marks the page's word tokens that `text_keys` (word keys of a text) align to; also returns
+/// how many aligned.
+pub fn aligned_tokens(page: &str, tokens: &[Token], text_keys: &[u64]) -> (Vec<bool>, usize) {
+    let mut buf = String::new();
+    let mut word_tok = Vec::new();
+    let mut page_keys = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if t.kind == TokenKind::Word {
+            word_tok.push(i);
+            page_keys.push(align::word_key(t.raw(page), t.has_entity, &mut buf));
+        }
+    }
+    let m = align::align(text_keys, &page_keys);
+    let mut aligned_tok = vec![false; tokens.len()];
+    let mut aligned = 0usize;
+    for &w in m.iter().flatten() {
+        aligned_tok[word_tok[w]] = true;
+        aligned += 1;
+    }
+    (aligned_tok, aligned)
 }
 
 /// A block is Content when at least `threshold` of its words are aligned to gold words.
