@@ -30,10 +30,10 @@ pub struct TrainArgs {
     #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent"])]
     learner: String,
     /// Block learners: Gaussian prior sigma.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 1.0)]
     sigma: f64,
     /// Block learners: share of a block's words aligned to gold for it to be Content.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.3)]
     label_threshold: f64,
     /// Block learners: L-BFGS iterations at most.
     #[arg(long, default_value_t = 150)]
