@@ -125,7 +125,8 @@ impl<'m> Extractor<'m> {
             mss: MaxSubsequence::default(),
             // About one token per six bytes of HTML on real pages.
             tokens: Vec::with_capacity((size_hint / 6).min(1 << 22)),
-            scores: self.options.keep_scores.then(Vec::new),
+            // Multi-span scorers need every score, not only the running maximum.
+            scores: (self.options.keep_scores || self.scorer.selection() == Selection::PositiveTokens).then(Vec::new),
         };
         let topts = TokenizerOptions {
             http_charset: http_charset.map(str::to_string),
@@ -208,10 +209,6 @@ impl PageExtraction<'_> {
         let title = summary.title_text();
         let page = &summary.page;
         let mut sink = summary.sink;
-        if self.selection == Selection::PositiveTokens {
-            // Multi-span scorers need every score, not only the running maximum.
-            sink.scores.get_or_insert_with(Vec::new);
-        }
         {
             let (mss, scores) = (&mut sink.mss, &mut sink.scores);
             sink.scorer.finish(page, &mut |s| ScoreSink::emit(mss, scores, s));
