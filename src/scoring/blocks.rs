@@ -21,6 +21,10 @@ use crate::learners::{BlockModel, Prediction};
 /// subsequence bridges short runs of markup between Content blocks but not long ones.
 pub const GAP_SCORE: f64 = -0.05;
 
+/// Multi-span pages with no Content block keep the blocks whose p(Content) reaches this share
+/// of the page's highest.
+pub const FALLBACK_SHARE: f64 = 0.5;
+
 /// How block labels become token scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockOutput {
@@ -98,6 +102,13 @@ impl PageScorer for BlockPageScorer<'_> {
         let blocks = self.segmenter.blocks();
         self.features.page(page, &self.buffered, blocks, self.segmenter.title_keys(), &mut self.page_features);
         self.scorer.model.predict(&self.page_features, &mut self.prediction);
+        if self.scorer.output == BlockOutput::MultiSpan && !self.prediction.labels.contains(&true) {
+            // Nothing labelled Content (5 % of dev pages for the CRF): rather than an empty
+            // article, keep the blocks whose p(Content) is at least half the page's highest.
+            let max = self.prediction.p_content.iter().copied().fold(0.0, f64::max);
+            let (labels, p) = (&mut self.prediction.labels, &self.prediction.p_content);
+            labels.iter_mut().zip(p).for_each(|(l, &q)| *l = q >= FALLBACK_SHARE * max && max > 0.0);
+        }
         let hybrid = self.scorer.output == BlockOutput::Hybrid;
         let outside = if hybrid { GAP_SCORE } else { -1.0 };
         let mut next = 0usize;
@@ -124,5 +135,51 @@ impl PageScorer for BlockPageScorer<'_> {
         self.segmenter.reset();
         self.buffered.clear();
         self.tokens = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::features::BlockFeatureConfig;
+    use crate::extract::{ExtractOptions, Extractor};
+    use crate::learners::{BlockTrainOptions, TrainPage, fit};
+
+    /// A model whose every weight is −1: no block is ever Content on its own.
+    fn negative_model(learner: &str) -> BlockModel {
+        let features = BlockFeatureConfig { dims_log2: 10, ..BlockFeatureConfig::default() };
+        let page = TrainPage {
+            feats: crate::blocks::features::PageFeatures { offsets: vec![0, 1, 2], ids: vec![0, 1] },
+            labels: vec![true, false],
+        };
+        let options = BlockTrainOptions { learner: learner.to_string(), features, ..BlockTrainOptions::default() };
+        let (mut m, _) = fit(&[page], &options, 1).unwrap();
+        let dims = m.dims();
+        m.theta[..dims].iter_mut().for_each(|w| *w = -1.0);
+        m
+    }
+
+    const PAGE: &[u8] = b"<html><head><title>Park news</title></head><body><nav><a href=/>Home</a></nav>\
+        <p>The council voted to expand the park on Tuesday evening after a long debate.</p>\
+        <div class=ad>Buy</div><p>Work starts in May.</p></body></html>";
+
+    #[test]
+    fn multi_span_keeps_content_blocks_and_falls_back_when_there_is_none() {
+        let scorer = BlockScorer::new(negative_model("maxent"), BlockOutput::MultiSpan, "maxent", "test");
+        assert_eq!(scorer.selection(), Selection::PositiveTokens);
+        let x = Extractor::new(&scorer, ExtractOptions::default()).extract(PAGE, None).unwrap();
+        assert!(!x.text.is_empty(), "fallback keeps the most probable blocks");
+        assert!(!x.text.contains("Park news"), "title words are never a block: {}", x.text);
+    }
+
+    #[test]
+    fn hybrid_emits_one_score_per_token_and_runs_the_maximum_subsequence() {
+        let scorer = BlockScorer::new(negative_model("crf"), BlockOutput::Hybrid, "crf-mss", "test");
+        assert_eq!(scorer.selection(), Selection::MaxSubsequence);
+        let options = ExtractOptions { keep_scores: true, ..ExtractOptions::default() };
+        let x = Extractor::new(&scorer, options).extract(PAGE, None).unwrap();
+        // Every block scores below 0 with this model, so no span has a positive value.
+        assert!(x.text.is_empty() && x.span.is_none());
+        assert_eq!(x.tokens, crate::html::tokenize(PAGE, Default::default()).unwrap().sink.len());
     }
 }
