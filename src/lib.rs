@@ -10,17 +10,22 @@
 //!   finds the highest-valued span in one pass.
 //! - [`extract`]: the synchronous, I/O-free [`extract::Extractor`] wiring the two and turning the
 //!   chosen span into clean text (HR constraint, cleaning rules, paragraph layout).
+//! - [`blocks`] and [`learners`]: the block-labelling family of Gibson, Wellner & Lubar (2007)
+//!   — streaming block segmentation and features, CRF / MEMM / MaxEnt — behind the block
+//!   scorers of [`scoring::blocks`] (multi-span or hybrid with the maximum subsequence).
 //! - [`dataset`] and [`eval`]: manifests of (page, gold text) and the metrics of
 //!   `../shared/peers/score.py`, reimplemented to agree with it.
 //!
 //! The `pipeline` binary (`src/main.rs`, `src/cli/`) only parses arguments and prints.
 
+pub mod blocks;
 pub mod dataset;
 pub mod dedup;
 pub mod eval;
 pub mod extract;
 pub mod features;
 pub mod html;
+pub mod learners;
 pub mod pipeline;
 pub mod scoring;
 pub mod sink;

@@ -31,7 +31,7 @@ fn pso_without_a_model_is_a_clear_error() {
     let out = pipeline(&["extract", "--scorer", "pso", &p]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("needs a trained model") && err.contains("--model"), "{err}");
+    assert!(err.contains("needs a model file") && err.contains("pso"), "{err}");
     let bad = write(dir.path(), "bad.pso", b"APMODEL\x01garbage");
     let out = pipeline(&["extract", "--scorer", "pso", "--model", &bad, &p]);
     assert_eq!(out.status.code(), Some(2));

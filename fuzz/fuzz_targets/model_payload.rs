@@ -9,4 +9,6 @@ fuzz_target!(|data: &[u8]| {
     let payload = data.get(split + 1..).unwrap_or(&[]);
     let bytes = article_pipeline::scoring::model_file::encode(&header, payload);
     let _ = article_pipeline::scoring::naive_bayes::NbModel::from_bytes(&bytes);
+    let _ = article_pipeline::learners::BlockModel::from_bytes(&bytes);
+    let _ = article_pipeline::scoring::pso::PsoModel::from_bytes(&bytes);
 });

@@ -70,9 +70,9 @@ pub struct BootstrapArgs {
     /// paper's stand-alone adapted model).
     #[arg(long, default_value_t = 0.0)]
     fallback: f64,
-    /// Bias of the adapted model's scores.
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
-    bias: f64,
+    /// Bias of the adapted model's scores (default: the base model's).
+    #[arg(long, allow_hyphen_values = true)]
+    bias: Option<f64>,
     /// Score every iteration's model against these manifests (pooled and per source).
     #[arg(long)]
     eval_manifest: Vec<PathBuf>,
@@ -208,7 +208,10 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
         boost: args.boost,
         min_pages: args.min_pages,
         features,
-        bias: args.bias,
+        // The base model's bias (tuned with its tag bias and clamp, which the adapted model
+        // inherits) unless given: big9 per-site mean after one iteration 0.928 with it, 0.903
+        // with 0 (models/README.md).
+        bias: args.bias.unwrap_or(base.header.bias),
         min_count: 2,
         fallback: args.fallback,
     };

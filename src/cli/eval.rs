@@ -29,6 +29,10 @@ pub struct EvalArgs {
     /// Also write per-page metrics as JSON Lines.
     #[arg(long)]
     per_page: Option<PathBuf>,
+    /// Also report the block metrics of Gibson et al. 2007 (block P/R, document accuracy and
+    /// P/R, contiguous vs non-contiguous gold); on by default for block scorers.
+    #[arg(long)]
+    block_metrics: bool,
     #[command(flatten)]
     extractor: ExtractorArgs,
 }
@@ -38,7 +42,9 @@ pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
     let extractor = Extractor::new(scorer.as_ref(), options);
     let entries = dataset::read_manifests(&args.manifest, args.split.as_deref())?;
     anyhow::ensure!(!entries.is_empty(), "no pages selected from {:?} (split {:?})", args.manifest, args.split);
-    let (mut report, pages) = eval::evaluate(&extractor, &entries, args.extractor.threads)?;
+    let block_metrics = args.block_metrics
+        || matches!(args.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "largest-block");
+    let (mut report, pages) = eval::evaluate_with_blocks(&extractor, &entries, args.extractor.threads, block_metrics)?;
     report.split = args.split.clone();
     if let Some(dir) = &args.out_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;

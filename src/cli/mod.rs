@@ -37,7 +37,7 @@ enum Command {
     Extract(extract::ExtractArgs),
     /// Extract every page of dataset manifests and score it against the gold text.
     Eval(eval::EvalArgs),
-    /// Train a model (Naive Bayes, or PSO block thresholds) from dataset manifests (page + gold text).
+    /// Train a Naive Bayes model (or, with --learner, a CRF/MEMM/MaxEnt block model, or PSO block thresholds) from dataset manifests.
     Train(train::TrainArgs),
     /// Adapt a model to the sites of unlabelled pages (semi-supervised bootstrap, §6.2.4).
     Bootstrap(bootstrap::BootstrapArgs),

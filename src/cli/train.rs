@@ -1,4 +1,5 @@
-//! `pipeline train`: learn a Naive Bayes model from manifests and write it as `.nbm`.
+//! `pipeline train`: learn a Naive Bayes model from manifests and write it as `.nbm`, or,
+//! with `--learner crf|memm|maxent`, a block model (Gibson et al. 2007) in the same container.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -25,9 +26,30 @@ pub struct TrainArgs {
     /// Where to write the model.
     #[arg(long)]
     out: PathBuf,
-    /// Learner: Naive Bayes, or PSO thresholds on text blocks (Ziegler & Skubacz 2007).
-    #[arg(long, default_value = "nb", value_parser = ["nb", "pso"])]
+    /// Learner: Naive Bayes token scorer, a block labeller (crf, memm, maxent), or PSO
+    /// thresholds on text blocks (Ziegler & Skubacz 2007).
+    #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent", "pso"])]
     learner: String,
+    /// Block learners: Gaussian prior sigma.
+    #[arg(long, default_value_t = 1.0)]
+    sigma: f64,
+    /// Block learners: share of a block's words aligned to gold for it to be Content.
+    #[arg(long, default_value_t = 0.3)]
+    label_threshold: f64,
+    /// Block learners: L-BFGS iterations at most.
+    #[arg(long, default_value_t = 150)]
+    max_iter: usize,
+    /// Block learners: add the previous block's features (the paper's history predicates).
+    #[arg(long)]
+    history: bool,
+    /// Block learners: log2 of the hashed feature dimensions.
+    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(u8).range(8..=24))]
+    dims_log2: u8,
+    /// Block learners: turn feature types off, comma-separated (words, named_entities,
+    /// title_case, anchor_percentage, title_matching, ancestor_tags, descendant_tags,
+    /// sibling_tags, word_count, after_image, ancestor_classes), or `inverse_stop_words`.
+    #[arg(long, default_value = "")]
+    block_features_off: String,
     /// Feature types, comma-separated: trigram, mrut, unigram, bigram, mrut2.
     #[arg(long, default_value = "trigram,mrut")]
     features: String,
@@ -62,6 +84,9 @@ pub struct TrainArgs {
 pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     if args.learner == "pso" {
         return super::train_pso::exec(&args.manifest, &args.split, &args.out, args.threads, &args.pso);
+    }
+    if args.learner != "nb" {
+        return exec_blocks(args);
     }
     let features = FeatureSet::parse(&args.features).map_err(anyhow::Error::msg).context("--features")?;
     anyhow::ensure!(args.alpha > 0.0, "--alpha must be positive");
@@ -119,6 +144,80 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
         bytes.len(),
         args.out.display(),
         t.elapsed().as_secs_f64()
+    )?;
+    Ok(Outcome::Ok)
+}
+
+/// `--learner crf|memm|maxent`: a block model.
+fn exec_blocks(args: TrainArgs) -> anyhow::Result<Outcome> {
+    use article_pipeline::blocks::features::BlockFeatureConfig;
+    use article_pipeline::learners::{self, BlockTrainOptions};
+    anyhow::ensure!(args.sigma > 0.0, "--sigma must be positive");
+    anyhow::ensure!((0.0..=1.0).contains(&args.label_threshold), "--label-threshold must be within 0..1");
+    let mut features = BlockFeatureConfig { history: args.history, dims_log2: args.dims_log2, ..Default::default() };
+    for name in args.block_features_off.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let f = &mut features;
+        match name {
+            "words" => f.words = false,
+            "inverse_stop_words" => f.inverse_stop_words = true,
+            "named_entities" => f.named_entities = false,
+            "title_case" => f.title_case = false,
+            "anchor_percentage" => f.anchor_percentage = false,
+            "title_matching" => f.title_matching = false,
+            "ancestor_tags" => f.ancestor_tags = false,
+            "descendant_tags" => f.descendant_tags = false,
+            "sibling_tags" => f.sibling_tags = false,
+            "word_count" => f.word_count = false,
+            "after_image" => f.after_image = false,
+            "ancestor_classes" => f.ancestor_classes = false,
+            other => anyhow::bail!("--block-features-off: unknown feature type `{other}`"),
+        }
+    }
+    let options = BlockTrainOptions {
+        learner: args.learner.clone(),
+        features,
+        sigma: args.sigma,
+        label_threshold: args.label_threshold,
+        max_iter: args.max_iter,
+    };
+    let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
+    anyhow::ensure!(!entries.is_empty(), "no `{}` pages in {:?}", args.split, args.manifest);
+    let label =
+        LabelOptions { min_coverage: args.min_coverage, max_tag_ratio: args.max_tag_ratio, ..LabelOptions::default() };
+    let total = entries.len();
+    let tty = std::io::stderr().is_terminal();
+    let progress = move |done: usize| {
+        if tty && (done.is_multiple_of(20) || done == total) {
+            eprint!("\rlabelling: {done}/{total} pages");
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let model = learners::train(&entries, &options, &label, args.threads, &progress)?;
+    let bytes = model.to_bytes();
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    }
+    std::fs::write(&args.out, &bytes).with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    let h = &model.header.training;
+    let skipped: Vec<String> = h.pages_skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    writeln!(
+        std::io::stderr(),
+        "{}: {} pages read, {} used, skipped: {}; {} blocks ({} Content); {} L-BFGS iterations{}, objective {:.1}; \
+         model {} bytes -> {} in {:.1} s",
+        model.header.learner,
+        total,
+        h.pages_used,
+        if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") },
+        h.blocks,
+        h.content_blocks,
+        h.iterations,
+        if h.converged { "" } else { " (not converged)" },
+        h.objective,
+        bytes.len(),
+        args.out.display(),
+        h.seconds
     )?;
     Ok(Outcome::Ok)
 }

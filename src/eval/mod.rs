@@ -5,6 +5,7 @@
 //! A page that cannot be read or extracted counts as an empty prediction, exactly as a missing
 //! prediction file does in score.py, and is also listed under its failure reason.
 
+pub mod blocks;
 pub mod metrics;
 pub mod ziegler;
 
@@ -35,6 +36,10 @@ pub struct PageResult {
     /// The extracted text (not serialised; written to `--out-dir` by the CLI).
     #[serde(skip)]
     pub text: String,
+    /// Block outcome (Gibson et al. 2007), when block metrics were asked for and the page has
+    /// block labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<blocks::PageBlocks>,
 }
 
 /// Throughput of the extraction itself.
@@ -64,6 +69,9 @@ pub struct EvalReport {
     pub throughput: Throughput,
     /// Failed pages by reason.
     pub failures: BTreeMap<String, usize>,
+    /// Block and document metrics, when asked for ([`evaluate_with_blocks`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<blocks::BlockReport>,
 }
 
 /// Extracts and scores every entry with `threads` workers (0 = one per core).
@@ -72,14 +80,31 @@ pub fn evaluate(
     entries: &[ManifestEntry],
     threads: usize,
 ) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
-    let wall = Instant::now();
-    let pages: Vec<PageResult> = pool.install(|| entries.par_iter().map(|e| evaluate_page(extractor, e)).collect());
-    let wall = wall.elapsed();
-    Ok((report(extractor.scorer().model_id(), None, &pages, pool.current_num_threads(), wall), pages))
+    evaluate_with_blocks(extractor, entries, threads, false)
 }
 
-fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry) -> PageResult {
+/// [`evaluate`], plus the block metrics of [`blocks`] when `block_metrics` is set (an extra
+/// alignment per page, outside the timed extraction).
+pub fn evaluate_with_blocks(
+    extractor: &Extractor<'_>,
+    entries: &[ManifestEntry],
+    threads: usize,
+    block_metrics: bool,
+) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let wall = Instant::now();
+    let pages: Vec<PageResult> =
+        pool.install(|| entries.par_iter().map(|e| evaluate_page(extractor, e, block_metrics)).collect());
+    let wall = wall.elapsed();
+    let mut r = report(extractor.scorer().model_id(), None, &pages, pool.current_num_threads(), wall);
+    if block_metrics {
+        r.blocks = Some(blocks::report(pages.iter().map(|p| p.blocks.as_ref())));
+    }
+    Ok((r, pages))
+}
+
+fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics: bool) -> PageResult {
+    let mut page_blocks = None;
     let dataset = entry.dataset_name().to_string();
     let (text, error, html_bytes, elapsed) = match std::fs::read(&entry.path) {
         Err(e) => (
@@ -92,6 +117,10 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry) -> PageResult
             let t = Instant::now();
             let r = extractor.extract(&bytes, None);
             let elapsed = t.elapsed();
+            if block_metrics {
+                let text = r.as_ref().map_or("", |x| x.text.as_str());
+                page_blocks = blocks::page_blocks(&bytes, entry.gold.text.as_deref().unwrap_or(""), text);
+            }
             match r {
                 Ok(x) => (x.text, None, bytes.len(), elapsed),
                 Err(e) => (
@@ -104,7 +133,7 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry) -> PageResult
         }
     };
     let metrics = metrics::score_page(&entry.gold, &text);
-    PageResult { id: entry.id.clone(), dataset, metrics, error, html_bytes, elapsed, text }
+    PageResult { id: entry.id.clone(), dataset, metrics, error, html_bytes, elapsed, text, blocks: page_blocks }
 }
 
 /// Aggregates page results into the report tables.
@@ -141,7 +170,7 @@ pub fn report(
         pages_per_s_per_thread: per(pages.len() as f64, extract_seconds),
         mb_per_s_wall: per(html_bytes as f64 / 1e6, wall_seconds),
     };
-    EvalReport { scorer, split, datasets, overall, throughput, failures }
+    EvalReport { scorer, split, datasets, overall, throughput, failures, blocks: None }
 }
 
 /// The report as a fixed-width table (the layout of score.py's, plus throughput).
@@ -185,6 +214,9 @@ pub fn format_table(r: &EvalReport) -> String {
         t.mb_per_s_wall,
         t.threads
     );
+    if let Some(b) = &r.blocks {
+        s.push_str(&blocks::format_table(b));
+    }
     if r.failures.is_empty() {
         let _ = writeln!(s, "failed pages: none");
     } else {

@@ -9,7 +9,7 @@ pub mod text;
 use serde::{Deserialize, Serialize};
 
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions};
-use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, max_subsequence};
+use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, max_subsequence};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -129,7 +129,8 @@ impl<'m> Extractor<'m> {
             mss: MaxSubsequence::default(),
             // About one token per six bytes of HTML on real pages.
             tokens: Vec::with_capacity((size_hint / 6).min(1 << 22)),
-            scores: self.options.keep_scores.then(Vec::new),
+            // Multi-span scorers need every score, not only the running maximum.
+            scores: (self.options.keep_scores || self.scorer.selection() == Selection::PositiveTokens).then(Vec::new),
         };
         let topts = TokenizerOptions {
             http_charset: http_charset.map(str::to_string),
@@ -140,6 +141,7 @@ impl<'m> Extractor<'m> {
             tokenizer: Tokenizer::new(sink, topts),
             options: self.options.clone(),
             scorer_name: self.scorer.name(),
+            selection: self.scorer.selection(),
             bytes: 0,
             head: Vec::new(),
         }
@@ -178,6 +180,7 @@ pub struct PageExtraction<'m> {
     tokenizer: Tokenizer<'m, ScoreSink<'m>>,
     options: ExtractOptions,
     scorer_name: &'static str,
+    selection: Selection,
     bytes: usize,
     head: Vec<u8>,
 }
@@ -216,6 +219,17 @@ impl PageExtraction<'_> {
         }
         debug_assert_eq!(sink.mss.len(), sink.tokens.len(), "a scorer must emit one score per token");
         let tokens = &sink.tokens;
+        if self.selection == Selection::PositiveTokens {
+            let scores = sink.scores.as_deref().unwrap_or_default();
+            return Ok(positive_tokens(
+                page,
+                tokens,
+                scores,
+                title,
+                summary.encoding.map(|(e, _)| e),
+                self.scorer_name,
+            ));
+        }
         let best = sink.mss.best().filter(|b| b.value > 0.0);
         let mut span = best.map(|b| (b.start, b.end));
         if self.options.hr_constraint {
@@ -251,6 +265,39 @@ impl PageExtraction<'_> {
             scorer: self.scorer_name,
             top_segments,
         })
+    }
+}
+
+/// The multi-span output ([`Selection::PositiveTokens`]): every text token scoring above 0,
+/// laid out with all the page's tags so paragraph breaks between kept runs survive. The span
+/// filters (boilerplate, link lists, HR, cleaning) are not applied: the block model already
+/// decided what to keep.
+fn positive_tokens(
+    page: &str,
+    tokens: &[Token],
+    scores: &[f64],
+    title: Option<String>,
+    encoding: Option<&'static str>,
+    scorer: &'static str,
+) -> Extraction {
+    let keep: Vec<bool> = tokens.iter().zip(scores).map(|(t, &s)| t.kind.is_tag() || s > 0.0).collect();
+    let first = tokens.iter().zip(scores).position(|(t, &s)| !t.kind.is_tag() && s > 0.0);
+    let last = tokens.iter().zip(scores).rposition(|(t, &s)| !t.kind.is_tag() && s > 0.0);
+    let mut text = String::new();
+    let span = first.zip(last);
+    if span.is_some() {
+        text::render(page, tokens, Some(&keep), &mut text);
+    }
+    Extraction {
+        title,
+        text,
+        byte_span: span.map(|(s, e)| (tokens[s].start as usize, tokens[e].end as usize)),
+        span,
+        score: scores.iter().filter(|&&s| s > 0.0).sum(),
+        tokens: tokens.len(),
+        encoding,
+        scorer,
+        top_segments: Vec::new(),
     }
 }
 

@@ -513,6 +513,25 @@ mod tests {
         assert!(masked(&html, cut(5)).contains("Related reading"));
     }
 
+    proptest::proptest! {
+        /// Any nesting, stray end tags and headings anywhere: the cut terminates, never
+        /// panics, and only ever removes words.
+        #[test]
+        fn section_end_cut_terminates_and_only_removes(
+            parts in proptest::collection::vec(0usize..14, 0..60),
+            min in 0usize..8,
+        ) {
+            const FRAG: [&str; 14] = [
+                "<div>", "</div>", "<p>", "</p>", "Comments", "Related", "word and more words",
+                "<h3>", "</h3>", "</span>", "<br>", "3 thoughts on x", "<aside>", "</section>",
+            ];
+            let html: String = parts.iter().map(|&i| FRAG[i]).collect::<Vec<_>>().join(" ");
+            let all = masked(&html, |_, _, _| {});
+            let cut = masked(&html, |p, t, k| section_end_mask(p, t, k, min));
+            proptest::prop_assert!(cut.split_whitespace().count() <= all.split_whitespace().count());
+        }
+    }
+
     #[test]
     fn link_lists_are_dropped_and_prose_with_links_is_kept() {
         let html = "<p>Read <a href=/x>this report</a> about the council vote on the river park budget.</p>\

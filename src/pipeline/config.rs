@@ -317,6 +317,11 @@ impl PipelineConfig {
                 crate::scoring::NAMES.join(", ")
             ));
         }
+        if matches!(self.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "pso")
+            && self.extractor.model.is_none()
+        {
+            p.push(format!("extractor.scorer `{}` needs extractor.model (a block model)", self.extractor.scorer));
+        }
         if let Some(m) = &self.extractor.model
             && !m.is_file()
         {
@@ -389,5 +394,8 @@ mod tests {
         assert_eq!(problems.len(), 3, "{problems:?}");
         std::fs::write(&path, "[sink]\nout=3\n").unwrap();
         assert!(PipelineConfig::load(&path).is_err());
+        std::fs::write(&path, "[warc]\npaths=['in.warc.gz']\n[sink]\nout='out'\n[extractor]\nscorer='crf'\n").unwrap();
+        let problems = PipelineConfig::load(&path).unwrap().validate();
+        assert!(problems.iter().any(|p| p.contains("needs extractor.model")), "{problems:?}");
     }
 }

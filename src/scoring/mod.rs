@@ -6,6 +6,8 @@
 //! token, in order, possibly a few tokens late (a trigram scorer needs two tokens of
 //! look-ahead). The model behind a scorer is immutable and shared between threads.
 
+pub mod blocks;
+pub mod largest_block;
 pub mod max_subsequence;
 pub mod model_file;
 pub mod naive_bayes;
@@ -34,6 +36,21 @@ pub trait Scorer: Send + Sync {
     fn set_bias(&mut self, _bias: f64) {}
     /// Sets the extra constant added to the scores of tags (no-op where meaningless).
     fn set_tag_bias(&mut self, _tag_bias: f64) {}
+    /// How the extractor turns this scorer's token scores into text (default: one maximum
+    /// subsequence).
+    fn selection(&self) -> Selection {
+        Selection::MaxSubsequence
+    }
+}
+
+/// How token scores become the extracted text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// The maximum-valued span (Pasternack & Roth 2009).
+    MaxSubsequence,
+    /// Every token scoring above 0, in order: the multi-span output of block labellers
+    /// (Gibson et al. 2007 keep every Content block, contiguous or not).
+    PositiveTokens,
 }
 
 /// Per-page streaming state of a scorer.
@@ -63,12 +80,14 @@ pub enum ScorerError {
     },
     #[error("scorer `{0}` takes no model file")]
     NoModelNeeded(String),
-    #[error("scorer `{0}` needs a trained model: pass `--model PATH` (train one with `pipeline train --learner {0}`)")]
+    #[error("scorer `{0}` needs a model file (train one with `pipeline train --learner ...`)")]
     ModelRequired(String),
+    #[error("model `{path}` was trained by `{learner}`, not for scorer `{scorer}`")]
+    WrongLearner { path: PathBuf, learner: String, scorer: String },
 }
 
 /// Registered scorer names.
-pub const NAMES: &[&str] = &["nb", "simple", "pso"];
+pub const NAMES: &[&str] = &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso"];
 
 /// The default model, trained on the wcxb train split (models/README.md), built into the binary.
 pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
@@ -98,7 +117,10 @@ fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError
             let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             Ok(Box::new(NbScorer::new(m, stem)))
         }
-        ("simple", Some(_)) => Err(ScorerError::NoModelNeeded(name.to_string())),
+        ("simple" | "largest-block", Some(_)) => Err(ScorerError::NoModelNeeded(name.to_string())),
+        ("largest-block", None) => Ok(Box::new(largest_block::LargestBlockScorer)),
+        ("crf" | "memm" | "maxent" | "crf-mss", None) => Err(ScorerError::ModelRequired(name.to_string())),
+        ("crf" | "memm" | "maxent" | "crf-mss", Some(path)) => load_block(name, path),
         ("pso", None) => Err(ScorerError::ModelRequired(name.to_string())),
         ("pso", Some(path)) => {
             let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
@@ -109,4 +131,28 @@ fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError
         }
         (other, _) => Err(ScorerError::Unknown(other.to_string())),
     }
+}
+
+/// A block-model scorer (Gibson et al. 2007): `crf`, `memm`, `maxent` keep every Content block;
+/// `crf-mss` runs the maximum subsequence over the model's marginals (any block learner).
+fn load_block(name: &str, path: &Path) -> Result<Box<dyn Scorer>, ScorerError> {
+    use crate::learners::BlockModel;
+    use blocks::{BlockOutput, BlockScorer};
+    let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
+    let m = BlockModel::from_bytes(&bytes).map_err(|source| ScorerError::Model { path: path.to_path_buf(), source })?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let (name, output): (&'static str, _) = match name {
+        "crf-mss" => ("crf-mss", BlockOutput::Hybrid),
+        "crf" => ("crf", BlockOutput::MultiSpan),
+        "memm" => ("memm", BlockOutput::MultiSpan),
+        _ => ("maxent", BlockOutput::MultiSpan),
+    };
+    if output == BlockOutput::MultiSpan && m.header.learner != name {
+        return Err(ScorerError::WrongLearner {
+            path: path.to_path_buf(),
+            learner: m.header.learner.clone(),
+            scorer: name.to_string(),
+        });
+    }
+    Ok(Box::new(BlockScorer::new(m, output, name, stem)))
 }

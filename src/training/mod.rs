@@ -74,7 +74,7 @@ pub struct LabelledPage {
 }
 
 /// Splits plain text into word keys with the page tokenizer's own rules.
-fn gold_word_keys(text: &str) -> Vec<u64> {
+pub fn gold_word_keys(text: &str) -> Vec<u64> {
     let mut html = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         match c {

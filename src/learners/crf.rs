@@ -1,0 +1,205 @@
+//! Linear-chain conditional random field over a page's blocks (Gibson et al. 2007, §4;
+//! Lafferty, McCallum & Pereira 2001), two labels (NotContent = 0, Content = 1).
+//!
+//! Node potentials: with only two labels, one weight vector `w` scoring Content against
+//! NotContent is equivalent to per-label weights (shifting both by the same vector changes
+//! every labelling's score by the same amount), so block i contributes `y_i · (w · x_i)`.
+//! Edge potentials: a 2×2 transition table `T` and start weights `π` (node features only;
+//! the paper's "edge features" option is not implemented). Likelihood and gradient by
+//! forward–backward in log space, Viterbi decoding, per-block marginals.
+//!
+//! Extra parameters after the hashed weights: `[T00, T01, T10, T11, π0, π1]`.
+
+use super::{BlockLearner, Prediction, TrainPage, node_scores};
+use crate::blocks::features::PageFeatures;
+
+pub struct Crf;
+
+const T: usize = 0;
+const PI: usize = 4;
+
+#[inline]
+fn lse2(a: f64, b: f64) -> f64 {
+    let m = a.max(b);
+    if m == f64::NEG_INFINITY { m } else { m + ((a - m).exp() + (b - m).exp()).ln() }
+}
+
+/// Forward and backward tables (n × 2, row-major) and log Z for node scores `s`.
+pub(crate) fn forward_backward(s: &[f64], e: &[f64], alpha: &mut Vec<f64>, beta: &mut Vec<f64>) -> f64 {
+    let n = s.len();
+    alpha.clear();
+    alpha.resize(2 * n, 0.0);
+    beta.clear();
+    beta.resize(2 * n, 0.0);
+    if n == 0 {
+        return 0.0;
+    }
+    let t = |a: usize, b: usize| e[T + 2 * a + b];
+    alpha[0] = e[PI];
+    alpha[1] = e[PI + 1] + s[0];
+    for i in 1..n {
+        for b in 0..2 {
+            let v = lse2(alpha[2 * (i - 1)] + t(0, b), alpha[2 * (i - 1) + 1] + t(1, b));
+            alpha[2 * i + b] = v + if b == 1 { s[i] } else { 0.0 };
+        }
+    }
+    for i in (0..n - 1).rev() {
+        for a in 0..2 {
+            beta[2 * i + a] = lse2(t(a, 0) + beta[2 * (i + 1)], t(a, 1) + s[i + 1] + beta[2 * (i + 1) + 1]);
+        }
+    }
+    lse2(alpha[2 * (n - 1)], alpha[2 * (n - 1) + 1])
+}
+
+impl BlockLearner for Crf {
+    fn name(&self) -> &'static str {
+        "crf"
+    }
+
+    fn extra_params(&self) -> usize {
+        6
+    }
+
+    fn objective(&self, theta: &[f64], dims: usize, grad: &mut [f64], pages: &[TrainPage]) -> f64 {
+        let (w, e) = theta.split_at(dims);
+        let mut s = Vec::new();
+        let (mut alpha, mut beta) = (Vec::new(), Vec::new());
+        let mut nll = 0.0;
+        for p in pages {
+            let n = p.labels.len();
+            if n == 0 {
+                continue;
+            }
+            node_scores(w, &p.feats, &mut s);
+            let log_z = forward_backward(&s, e, &mut alpha, &mut beta);
+            let y = |i: usize| usize::from(p.labels[i]);
+            let mut gold = e[PI + y(0)];
+            for i in 0..n {
+                if p.labels[i] {
+                    gold += s[i];
+                }
+                if i > 0 {
+                    gold += e[T + 2 * y(i - 1) + y(i)];
+                }
+            }
+            nll += log_z - gold;
+            let (gw, ge) = grad.split_at_mut(dims);
+            for i in 0..n {
+                let p1 = (alpha[2 * i + 1] + beta[2 * i + 1] - log_z).exp();
+                let d = p1 - f64::from(u8::from(p.labels[i]));
+                if d != 0.0 {
+                    for &j in p.feats.block(i) {
+                        gw[j as usize] += d;
+                    }
+                }
+            }
+            for b in 0..2 {
+                ge[PI + b] += (alpha[b] + beta[b] - log_z).exp();
+            }
+            ge[PI + y(0)] -= 1.0;
+            for i in 1..n {
+                for a in 0..2 {
+                    for b in 0..2 {
+                        let node = if b == 1 { s[i] } else { 0.0 };
+                        let pab = (alpha[2 * (i - 1) + a] + e[T + 2 * a + b] + node + beta[2 * i + b] - log_z).exp();
+                        ge[T + 2 * a + b] += pab;
+                    }
+                }
+                ge[T + 2 * y(i - 1) + y(i)] -= 1.0;
+            }
+        }
+        nll
+    }
+
+    fn predict(&self, theta: &[f64], dims: usize, feats: &PageFeatures, out: &mut Prediction) {
+        let (w, e) = theta.split_at(dims);
+        node_scores(w, feats, &mut out.scratch);
+        let s = &out.scratch;
+        let n = s.len();
+        out.labels.clear();
+        out.p_content.clear();
+        if n == 0 {
+            return;
+        }
+        let (mut alpha, mut beta) = (Vec::new(), Vec::new());
+        let log_z = forward_backward(s, e, &mut alpha, &mut beta);
+        out.p_content.extend((0..n).map(|i| (alpha[2 * i + 1] + beta[2 * i + 1] - log_z).exp()));
+        // Viterbi.
+        let mut back = vec![[0u8; 2]; n];
+        let mut delta = [e[PI], e[PI + 1] + s[0]];
+        for i in 1..n {
+            let mut next = [0.0; 2];
+            for b in 0..2 {
+                let from0 = delta[0] + e[T + b];
+                let from1 = delta[1] + e[T + 2 + b];
+                let (v, a) = if from1 > from0 { (from1, 1) } else { (from0, 0) };
+                next[b] = v + if b == 1 { s[i] } else { 0.0 };
+                back[i][b] = a;
+            }
+            delta = next;
+        }
+        out.labels.resize(n, false);
+        let mut cur = usize::from(delta[1] > delta[0]);
+        for i in (0..n).rev() {
+            out.labels[i] = cur == 1;
+            cur = back[i][cur] as usize;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two blocks, one feature each: block 0 has feature 0 (w = 1), block 1 feature 1
+    /// (w = −0.5); T = [[0, −1], [−2, 0.5]], π = [0, 0].
+    /// Labelling scores y0·1 + y1·(−0.5) + T[y0][y1]:
+    /// 00: 0, 01: −0.5 − 1 = −1.5, 10: 1 − 2 = −1, 11: 1 − 0.5 + 0.5 = 1.
+    /// Viterbi: 11. Z = e^0 + e^−1.5 + e^−1 + e^1; p(y0 = 1) = (e^−1 + e) / Z,
+    /// p(y1 = 1) = (e^−1.5 + e) / Z.
+    #[test]
+    fn two_blocks_by_hand() {
+        let dims = 2;
+        let theta = [1.0, -0.5, 0.0, -1.0, -2.0, 0.5, 0.0, 0.0];
+        let feats = PageFeatures { offsets: vec![0, 1, 2], ids: vec![0, 1] };
+        let mut out = Prediction::default();
+        Crf.predict(&theta, dims, &feats, &mut out);
+        assert_eq!(out.labels, [true, true]);
+        let e = std::f64::consts::E;
+        let z = 1.0 + (-1.5f64).exp() + (-1.0f64).exp() + e;
+        let want = [((-1.0f64).exp() + e) / z, ((-1.5f64).exp() + e) / z];
+        for (g, w) in out.p_content.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+        }
+        // The negative log-likelihood of gold 10 is log Z − (−1).
+        let page = TrainPage { feats, labels: vec![true, false] };
+        let mut grad = vec![0.0; theta.len()];
+        let nll = Crf.objective(&theta, dims, &mut grad, std::slice::from_ref(&page));
+        assert!((nll - (z.ln() + 1.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn gradient_matches_finite_differences() {
+        let dims = 5;
+        let pages = vec![
+            TrainPage {
+                feats: PageFeatures { offsets: vec![0, 2, 3, 5, 6], ids: vec![0, 1, 2, 1, 3, 4] },
+                labels: vec![false, true, true, false],
+            },
+            TrainPage { feats: PageFeatures { offsets: vec![0, 1], ids: vec![4] }, labels: vec![true] },
+        ];
+        let theta: Vec<f64> = (0..dims + 6).map(|i| ((i * 37 % 11) as f64 - 5.0) / 7.0).collect();
+        let mut grad = vec![0.0; theta.len()];
+        Crf.objective(&theta, dims, &mut grad, &pages);
+        let h = 1e-6;
+        for k in 0..theta.len() {
+            let (mut up, mut dn) = (theta.clone(), theta.clone());
+            up[k] += h;
+            dn[k] -= h;
+            let mut scratch = vec![0.0; theta.len()];
+            let fd = (Crf.objective(&up, dims, &mut scratch, &pages) - Crf.objective(&dn, dims, &mut scratch, &pages))
+                / (2.0 * h);
+            assert!((fd - grad[k]).abs() < 1e-6, "parameter {k}: finite difference {fd}, gradient {}", grad[k]);
+        }
+    }
+}
