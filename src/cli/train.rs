@@ -42,6 +42,10 @@ pub struct TrainArgs {
     /// Block learners: add the previous block's features (the paper's history predicates).
     #[arg(long)]
     history: bool,
+    /// CRF only: transition scores also depend on the current block's features (the paper's
+    /// edge features; recorded in the model header).
+    #[arg(long)]
+    edge_features: bool,
     /// Block learners: log2 of the hashed feature dimensions.
     #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(u8).range(8..=24))]
     dims_log2: u8,
@@ -179,6 +183,7 @@ fn exec_blocks(args: TrainArgs) -> anyhow::Result<Outcome> {
         sigma: args.sigma,
         label_threshold: args.label_threshold,
         max_iter: args.max_iter,
+        edge_features: args.edge_features,
     };
     let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
     anyhow::ensure!(!entries.is_empty(), "no `{}` pages in {:?}", args.split, args.manifest);

@@ -4,16 +4,38 @@
 //! Node potentials: with only two labels, one weight vector `w` scoring Content against
 //! NotContent is equivalent to per-label weights (shifting both by the same vector changes
 //! every labelling's score by the same amount), so block i contributes `y_i · (w · x_i)`.
-//! Edge potentials: a 2×2 transition table `T` and start weights `π` (node features only;
-//! the paper's "edge features" option is not implemented). Likelihood and gradient by
-//! forward–backward in log space, Viterbi decoding, per-block marginals.
+//! Edge potentials: a 2×2 transition table `T` and start weights `π`; with
+//! [`Crf::edge_features`] (the paper's §4 option, off by default) the transition into block i
+//! also scores block i's observation features conjoined with the label pair (y_{i−1}, y_i),
+//! each conjunction hashed ([`edge_id`]) into the same weight vector as the node features, so
+//! a feature such as "parent is `li`" can make Content→NotContent cheaper rather than only
+//! NotContent likelier. Likelihood and gradient by forward–backward in log space over
+//! per-position transition tables, Viterbi decoding, per-block marginals.
 //!
 //! Extra parameters after the hashed weights: `[T00, T01, T10, T11, π0, π1]`.
 
 use super::{BlockLearner, Prediction, TrainPage, node_scores};
 use crate::blocks::features::PageFeatures;
 
-pub struct Crf;
+pub struct Crf {
+    /// Transition scores also depend on the current block's features (§4 "edge features").
+    pub edge_features: bool,
+}
+
+/// Node features only (the default).
+pub static CRF: Crf = Crf { edge_features: false };
+/// With edge features.
+pub static CRF_EDGE: Crf = Crf { edge_features: true };
+
+/// Weight index of node feature `j` conjoined with the label pair `(a, b)`: a multiplicative
+/// mix of `(j, pair)` masked to the (power-of-two) `dims`, so conjunctions share the hashed
+/// weight vector (collisions are the same trade as issue 3's hashed features).
+#[inline]
+pub fn edge_id(j: u32, a: usize, b: usize, dims: usize) -> usize {
+    let x = (u64::from(j) << 2 | (2 * a + b) as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let x = (x ^ (x >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    ((x ^ (x >> 29)) as usize) & (dims - 1)
+}
 
 const T: usize = 0;
 const PI: usize = 4;
@@ -24,8 +46,29 @@ fn lse2(a: f64, b: f64) -> f64 {
     if m == f64::NEG_INFINITY { m } else { m + ((a - m).exp() + (b - m).exp()).ln() }
 }
 
-/// Forward and backward tables (n × 2, row-major) and log Z for node scores `s`.
-pub(crate) fn forward_backward(s: &[f64], e: &[f64], alpha: &mut Vec<f64>, beta: &mut Vec<f64>) -> f64 {
+impl Crf {
+    /// Per-position transition scores `tr[4i + 2a + b]` (row 0 unused): `T[a][b]`, plus with
+    /// edge features the weights of block i's features conjoined with `(a, b)`.
+    fn transitions(&self, w: &[f64], e: &[f64], feats: &PageFeatures, tr: &mut Vec<f64>) {
+        let n = feats.len();
+        tr.clear();
+        tr.resize(4 * n, 0.0);
+        let dims = w.len();
+        for i in 1..n {
+            for ab in 0..4 {
+                let mut v = e[T + ab];
+                if self.edge_features {
+                    v += feats.block(i).iter().map(|&j| w[edge_id(j, ab / 2, ab % 2, dims)]).sum::<f64>();
+                }
+                tr[4 * i + ab] = v;
+            }
+        }
+    }
+}
+
+/// Forward and backward tables (n × 2, row-major) and log Z for node scores `s`, start
+/// weights `e[PI..]` and per-position transitions `tr` ([`Crf::transitions`]).
+pub(crate) fn forward_backward(s: &[f64], e: &[f64], tr: &[f64], alpha: &mut Vec<f64>, beta: &mut Vec<f64>) -> f64 {
     let n = s.len();
     alpha.clear();
     alpha.resize(2 * n, 0.0);
@@ -34,18 +77,19 @@ pub(crate) fn forward_backward(s: &[f64], e: &[f64], alpha: &mut Vec<f64>, beta:
     if n == 0 {
         return 0.0;
     }
-    let t = |a: usize, b: usize| e[T + 2 * a + b];
+    let t = |i: usize, a: usize, b: usize| tr[4 * i + 2 * a + b];
     alpha[0] = e[PI];
     alpha[1] = e[PI + 1] + s[0];
     for i in 1..n {
         for b in 0..2 {
-            let v = lse2(alpha[2 * (i - 1)] + t(0, b), alpha[2 * (i - 1) + 1] + t(1, b));
+            let v = lse2(alpha[2 * (i - 1)] + t(i, 0, b), alpha[2 * (i - 1) + 1] + t(i, 1, b));
             alpha[2 * i + b] = v + if b == 1 { s[i] } else { 0.0 };
         }
     }
     for i in (0..n - 1).rev() {
         for a in 0..2 {
-            beta[2 * i + a] = lse2(t(a, 0) + beta[2 * (i + 1)], t(a, 1) + s[i + 1] + beta[2 * (i + 1) + 1]);
+            beta[2 * i + a] =
+                lse2(t(i + 1, a, 0) + beta[2 * (i + 1)], t(i + 1, a, 1) + s[i + 1] + beta[2 * (i + 1) + 1]);
         }
     }
     lse2(alpha[2 * (n - 1)], alpha[2 * (n - 1) + 1])
@@ -63,7 +107,7 @@ impl BlockLearner for Crf {
     fn objective(&self, theta: &[f64], dims: usize, grad: &mut [f64], pages: &[TrainPage]) -> f64 {
         let (w, e) = theta.split_at(dims);
         let mut s = Vec::new();
-        let (mut alpha, mut beta) = (Vec::new(), Vec::new());
+        let (mut alpha, mut beta, mut tr) = (Vec::new(), Vec::new(), Vec::new());
         let mut nll = 0.0;
         for p in pages {
             let n = p.labels.len();
@@ -71,7 +115,8 @@ impl BlockLearner for Crf {
                 continue;
             }
             node_scores(w, &p.feats, &mut s);
-            let log_z = forward_backward(&s, e, &mut alpha, &mut beta);
+            self.transitions(w, e, &p.feats, &mut tr);
+            let log_z = forward_backward(&s, e, &tr, &mut alpha, &mut beta);
             let y = |i: usize| usize::from(p.labels[i]);
             let mut gold = e[PI + y(0)];
             for i in 0..n {
@@ -79,7 +124,7 @@ impl BlockLearner for Crf {
                     gold += s[i];
                 }
                 if i > 0 {
-                    gold += e[T + 2 * y(i - 1) + y(i)];
+                    gold += tr[4 * i + 2 * y(i - 1) + y(i)];
                 }
             }
             nll += log_z - gold;
@@ -98,14 +143,22 @@ impl BlockLearner for Crf {
             }
             ge[PI + y(0)] -= 1.0;
             for i in 1..n {
+                let gold_ab = 2 * y(i - 1) + y(i);
                 for a in 0..2 {
                     for b in 0..2 {
                         let node = if b == 1 { s[i] } else { 0.0 };
-                        let pab = (alpha[2 * (i - 1) + a] + e[T + 2 * a + b] + node + beta[2 * i + b] - log_z).exp();
-                        ge[T + 2 * a + b] += pab;
+                        let pab =
+                            (alpha[2 * (i - 1) + a] + tr[4 * i + 2 * a + b] + node + beta[2 * i + b] - log_z).exp();
+                        // Expected minus observed count of the pair (a, b) at i.
+                        let d = pab - f64::from(u8::from(2 * a + b == gold_ab));
+                        ge[T + 2 * a + b] += d;
+                        if self.edge_features && d != 0.0 {
+                            for &j in p.feats.block(i) {
+                                gw[edge_id(j, a, b, dims)] += d;
+                            }
+                        }
                     }
                 }
-                ge[T + 2 * y(i - 1) + y(i)] -= 1.0;
             }
         }
         nll
@@ -121,8 +174,9 @@ impl BlockLearner for Crf {
         if n == 0 {
             return;
         }
-        let (mut alpha, mut beta) = (Vec::new(), Vec::new());
-        let log_z = forward_backward(s, e, &mut alpha, &mut beta);
+        let (mut alpha, mut beta, mut tr) = (Vec::new(), Vec::new(), Vec::new());
+        self.transitions(w, e, feats, &mut tr);
+        let log_z = forward_backward(s, e, &tr, &mut alpha, &mut beta);
         out.p_content.extend((0..n).map(|i| (alpha[2 * i + 1] + beta[2 * i + 1] - log_z).exp()));
         // Viterbi.
         let mut back = vec![[0u8; 2]; n];
@@ -130,8 +184,8 @@ impl BlockLearner for Crf {
         for i in 1..n {
             let mut next = [0.0; 2];
             for b in 0..2 {
-                let from0 = delta[0] + e[T + b];
-                let from1 = delta[1] + e[T + 2 + b];
+                let from0 = delta[0] + tr[4 * i + b];
+                let from1 = delta[1] + tr[4 * i + 2 + b];
                 let (v, a) = if from1 > from0 { (from1, 1) } else { (from0, 0) };
                 next[b] = v + if b == 1 { s[i] } else { 0.0 };
                 back[i][b] = a;
@@ -163,7 +217,7 @@ mod tests {
         let theta = [1.0, -0.5, 0.0, -1.0, -2.0, 0.5, 0.0, 0.0];
         let feats = PageFeatures { offsets: vec![0, 1, 2], ids: vec![0, 1] };
         let mut out = Prediction::default();
-        Crf.predict(&theta, dims, &feats, &mut out);
+        CRF.predict(&theta, dims, &feats, &mut out);
         assert_eq!(out.labels, [true, true]);
         let e = std::f64::consts::E;
         let z = 1.0 + (-1.5f64).exp() + (-1.0f64).exp() + e;
@@ -174,13 +228,23 @@ mod tests {
         // The negative log-likelihood of gold 10 is log Z − (−1).
         let page = TrainPage { feats, labels: vec![true, false] };
         let mut grad = vec![0.0; theta.len()];
-        let nll = Crf.objective(&theta, dims, &mut grad, std::slice::from_ref(&page));
+        let nll = CRF.objective(&theta, dims, &mut grad, std::slice::from_ref(&page));
         assert!((nll - (z.ln() + 1.0)).abs() < 1e-12);
     }
 
     #[test]
     fn gradient_matches_finite_differences() {
-        let dims = 5;
+        gradient_check(&CRF, 5);
+    }
+
+    /// The same check with edge features on: 8 hashed weights so node and edge conjunctions
+    /// share (and sometimes collide in) one vector, as in a real model.
+    #[test]
+    fn gradient_matches_finite_differences_with_edge_features() {
+        gradient_check(&CRF_EDGE, 8);
+    }
+
+    fn gradient_check(crf: &Crf, dims: usize) {
         let pages = vec![
             TrainPage {
                 feats: PageFeatures { offsets: vec![0, 2, 3, 5, 6], ids: vec![0, 1, 2, 1, 3, 4] },
@@ -190,14 +254,14 @@ mod tests {
         ];
         let theta: Vec<f64> = (0..dims + 6).map(|i| ((i * 37 % 11) as f64 - 5.0) / 7.0).collect();
         let mut grad = vec![0.0; theta.len()];
-        Crf.objective(&theta, dims, &mut grad, &pages);
+        crf.objective(&theta, dims, &mut grad, &pages);
         let h = 1e-6;
         for k in 0..theta.len() {
             let (mut up, mut dn) = (theta.clone(), theta.clone());
             up[k] += h;
             dn[k] -= h;
             let mut scratch = vec![0.0; theta.len()];
-            let fd = (Crf.objective(&up, dims, &mut scratch, &pages) - Crf.objective(&dn, dims, &mut scratch, &pages))
+            let fd = (crf.objective(&up, dims, &mut scratch, &pages) - crf.objective(&dn, dims, &mut scratch, &pages))
                 / (2.0 * h);
             assert!((fd - grad[k]).abs() < 1e-6, "parameter {k}: finite difference {fd}, gradient {}", grad[k]);
         }

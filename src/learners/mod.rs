@@ -60,10 +60,19 @@ pub const LEARNERS: &[&str] = &["crf", "memm", "maxent"];
 /// A learner by name.
 pub fn learner(name: &str) -> Option<&'static dyn BlockLearner> {
     match name {
-        "crf" => Some(&crf::Crf),
+        "crf" => Some(&crf::CRF),
         "memm" => Some(&memm::Memm),
         "maxent" => Some(&maxent::MaxEnt),
         _ => None,
+    }
+}
+
+/// A learner by name, with the CRF's edge-feature option (an error for other learners).
+pub fn learner_with(name: &str, edge_features: bool) -> Option<&'static dyn BlockLearner> {
+    match (name, edge_features) {
+        ("crf", true) => Some(&crf::CRF_EDGE),
+        (_, true) => None,
+        (_, false) => learner(name),
     }
 }
 
@@ -88,6 +97,8 @@ pub struct BlockTrainOptions {
     pub label_threshold: f64,
     /// L-BFGS iterations at most (default 150).
     pub max_iter: usize,
+    /// CRF only: transitions also score the current block's features (§4 edge features; off).
+    pub edge_features: bool,
 }
 
 impl Default for BlockTrainOptions {
@@ -98,6 +109,7 @@ impl Default for BlockTrainOptions {
             sigma: 1.0,
             label_threshold: 0.3,
             max_iter: 150,
+            edge_features: false,
         }
     }
 }
@@ -131,6 +143,9 @@ pub struct BlockModelHeader {
     /// Number of the learner's own parameters (transitions, previous-label biases), stored
     /// as f64 after the weights.
     pub extra_params: usize,
+    /// CRF edge features ([`crf::Crf::edge_features`]); absent in models written before them.
+    #[serde(default)]
+    pub edge_features: bool,
     pub training: BlockTrainingSummary,
 }
 
@@ -190,8 +205,12 @@ impl BlockModel {
         if header.kind != "blocks" {
             return Err(ModelFileError::Header(format!("kind `{}` is not `blocks`", header.kind)));
         }
-        let learner = learner(&header.learner)
-            .ok_or_else(|| ModelFileError::Header(format!("unknown learner `{}`", header.learner)))?;
+        let learner = learner_with(&header.learner, header.edge_features).ok_or_else(|| {
+            ModelFileError::Header(format!(
+                "unknown learner `{}` (edge features {})",
+                header.learner, header.edge_features
+            ))
+        })?;
         if header.features.dims_log2 > MAX_DIMS_LOG2 {
             return Err(ModelFileError::Header(format!("dims_log2 {} > {MAX_DIMS_LOG2}", header.features.dims_log2)));
         }
@@ -227,6 +246,8 @@ impl BlockModel {
 pub enum BlockTrainError {
     #[error("unknown learner `{0}` (known: crf, memm, maxent)")]
     UnknownLearner(String),
+    #[error("edge features are a CRF option, not `{0}`'s")]
+    EdgeFeatures(String),
     #[error("no usable training page")]
     NoPages,
     #[error(transparent)]
@@ -277,6 +298,12 @@ pub fn prepare(
     Ok((pages, skipped))
 }
 
+fn learner_for(options: &BlockTrainOptions) -> Result<&'static dyn BlockLearner, BlockTrainError> {
+    learner(&options.learner).ok_or_else(|| BlockTrainError::UnknownLearner(options.learner.clone()))?;
+    learner_with(&options.learner, options.edge_features)
+        .ok_or_else(|| BlockTrainError::EdgeFeatures(options.learner.clone()))
+}
+
 /// Fits a learner to prepared pages: L-BFGS on NLL + ‖θ‖²/2σ², the objective and gradient
 /// computed over `threads` slices of the pages in parallel.
 pub fn fit(
@@ -284,7 +311,7 @@ pub fn fit(
     options: &BlockTrainOptions,
     threads: usize,
 ) -> Result<(BlockModel, lbfgs::LbfgsReport), BlockTrainError> {
-    let learner = learner(&options.learner).ok_or_else(|| BlockTrainError::UnknownLearner(options.learner.clone()))?;
+    let learner = learner_for(options)?;
     if pages.is_empty() {
         return Err(BlockTrainError::NoPages);
     }
@@ -332,6 +359,7 @@ pub fn fit(
         sigma: options.sigma,
         label_threshold: options.label_threshold,
         extra_params: learner.extra_params(),
+        edge_features: options.edge_features,
         training: BlockTrainingSummary {
             blocks: pages.iter().map(|p| p.labels.len()).sum(),
             content_blocks: pages.iter().map(|p| p.labels.iter().filter(|&&l| l).count()).sum(),
@@ -354,7 +382,7 @@ pub fn train(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<BlockModel, BlockTrainError> {
     let t = Instant::now();
-    learner(&options.learner).ok_or_else(|| BlockTrainError::UnknownLearner(options.learner.clone()))?;
+    learner_for(options)?;
     let (pages, skipped) = prepare(entries, options.features, options.label_threshold, label, threads, progress)?;
     let (mut model, _) = fit(&pages, options, threads)?;
     let s = &mut model.header.training;
@@ -415,6 +443,29 @@ mod tests {
             assert_eq!(back.theta, model.theta, "{name}");
             assert_eq!(back.learner().name(), *name);
         }
+    }
+
+    #[test]
+    fn crf_with_edge_features_learns_the_toy_set_and_round_trips() {
+        let pages = toy();
+        let edge = BlockTrainOptions { edge_features: true, ..options("crf") };
+        let (model, report) = fit(&pages, &edge, 1).unwrap();
+        assert!(model.header.edge_features);
+        let mut out = Prediction::default();
+        for p in &pages {
+            model.predict(&p.feats, &mut out);
+            assert_eq!(out.labels, p.labels, "{report:?}");
+        }
+        let back = BlockModel::from_bytes(&model.to_bytes()).unwrap();
+        assert!(back.header.edge_features);
+        for p in &pages {
+            let mut o2 = Prediction::default();
+            back.predict(&p.feats, &mut o2);
+            model.predict(&p.feats, &mut out);
+            assert_eq!(o2.p_content, out.p_content);
+        }
+        let memm = BlockTrainOptions { edge_features: true, ..options("memm") };
+        assert!(matches!(fit(&pages, &memm, 1), Err(BlockTrainError::EdgeFeatures(_))));
     }
 
     #[test]
