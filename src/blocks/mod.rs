@@ -11,9 +11,10 @@
 //! ([`Segmenter::title_keys`]). Features live in [`features`], labels from gold in
 //! [`labels`]; learning is left to [`crate::learners`].
 //!
-//! Not done yet: the other papers' block definitions (Yao & Zuo's block-level elements plus
-//! `<br>`, the thesis' text/tail, Ziegler's prune lists) that issue 7 asks the segmenter to
-//! offer as options.
+//! The other papers' block definitions are [`BlockMode`] options (issue 7): Yao & Zuo's
+//! block-level elements plus `<br>`, and the memory-based thesis' element text / tail.
+//! Not done yet: Ziegler's remove/prune lists, and choosing the mode from the CLI or the
+//! feature config (the learners always segment with [`BlockMode::Gibson`]).
 
 pub mod features;
 pub mod labels;
@@ -21,6 +22,50 @@ pub mod labels;
 use crate::features::class_words;
 use crate::html::tags::{self, TagId};
 use crate::html::{Token, TokenKind, TokenSink};
+
+/// Which tags bound a block: the three papers' block definitions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockMode {
+    /// Gibson et al. §5: every tag except the paper's inline list ([`is_inline`]) bounds a block.
+    #[default]
+    Gibson,
+    /// Yao & Zuo §III.A "Blockifying": text accumulates until "the beginning or end of a
+    /// block-level element" (footnote 1: formatted with a line break before and after), with
+    /// `<br>` treated as block-level because it "modifies text flow". Other tags — `img`,
+    /// `input`, `label`, unknown tags as well as the inline list — do not split. Block-level is
+    /// [`tags::is_block`] (HTML's list plus `br`, `html`, `body`, `title`) and `head`.
+    Yao,
+    /// The memory-based thesis (§4, "text and tail"): the units are lxml's `element.text` (after
+    /// a start tag, up to the first child) and `element.tail` (after an end tag, up to the next
+    /// sibling), so every tag, inline or not, bounds a unit.
+    TextTail,
+}
+
+impl BlockMode {
+    /// Whether tag `id` (start or end) bounds a block in this mode.
+    #[inline]
+    pub fn splits(self, id: TagId) -> bool {
+        match self {
+            BlockMode::Gibson => !is_inline(id),
+            BlockMode::Yao => tags::is_block(id) || id == tags::HEAD,
+            BlockMode::TextTail => true,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockMode::Gibson => "gibson",
+            BlockMode::Yao => "yao",
+            BlockMode::TextTail => "text-tail",
+        }
+    }
+
+    /// Parses `gibson`, `yao` or `text-tail`.
+    pub fn parse(s: &str) -> Option<BlockMode> {
+        [BlockMode::Gibson, BlockMode::Yao, BlockMode::TextTail].into_iter().find(|m| m.name() == s)
+    }
+}
 
 /// The paper's inline tags (§5): they do not bound a block.
 pub fn is_inline(id: TagId) -> bool {
@@ -93,6 +138,7 @@ impl Block {
 #[derive(Debug, Clone, Copy)]
 struct Open {
     tag: TagId,
+    /// Does not bound a block in the segmenter's [`BlockMode`] (so is no parent/ancestor).
     inline: bool,
     words_end: u32,
 }
@@ -101,6 +147,7 @@ struct Open {
 /// [`crate::html::Tokenizer`] or from buffered tokens), then read [`blocks`](Self::blocks).
 #[derive(Debug, Default)]
 pub struct Segmenter {
+    mode: BlockMode,
     stack: Vec<Open>,
     words: Vec<u64>,
     /// Number of open `<a>` elements.
@@ -119,7 +166,15 @@ pub struct Segmenter {
 
 impl Segmenter {
     pub fn new() -> Self {
-        Segmenter { last_boundary: NO_TAG, ..Segmenter::default() }
+        Segmenter::with_mode(BlockMode::Gibson)
+    }
+
+    pub fn with_mode(mode: BlockMode) -> Self {
+        Segmenter { mode, last_boundary: NO_TAG, ..Segmenter::default() }
+    }
+
+    pub fn mode(&self) -> BlockMode {
+        self.mode
     }
 
     /// Clears all state for the next page (buffers are kept).
@@ -231,11 +286,11 @@ impl TokenSink for Segmenter {
                 if id == tags::IMG {
                     self.image_since_block = true;
                 }
-                let inline = is_inline(id);
+                if id == tags::A {
+                    self.anchors += 1;
+                }
+                let inline = !self.mode.splits(id);
                 if inline {
-                    if id == tags::A {
-                        self.anchors += 1;
-                    }
                     if let Some(b) = self.current.as_mut() {
                         let d = if id == tags::A && !has_href(token.raw(page)) { A_NAME } else { canonical_inline(id) };
                         b.add_descendant(d);
@@ -257,7 +312,7 @@ impl TokenSink for Segmenter {
                     self.in_title = false;
                     self.title_done = true;
                 }
-                if !is_inline(id) {
+                if self.mode.splits(id) {
                     self.close_block(id);
                     self.last_boundary = id;
                 }
@@ -299,9 +354,14 @@ impl TokenSink for Segmenter {
     }
 }
 
-/// Segments a whole page held as tokens.
+/// Segments a whole page held as tokens (Gibson's blocks).
 pub fn segment(page: &str, tokens: &[Token]) -> Segmenter {
-    let mut s = Segmenter::new();
+    segment_with(page, tokens, BlockMode::Gibson)
+}
+
+/// Segments a whole page held as tokens with the given block definition.
+pub fn segment_with(page: &str, tokens: &[Token], mode: BlockMode) -> Segmenter {
+    let mut s = Segmenter::with_mode(mode);
     for t in tokens {
         s.token(page, t);
     }
@@ -315,8 +375,12 @@ mod tests {
     use crate::html::{Tokenizer, TokenizerOptions, tokenize};
 
     fn blocks_text(html: &str) -> Vec<String> {
+        blocks_text_with(html, BlockMode::Gibson)
+    }
+
+    fn blocks_text_with(html: &str, mode: BlockMode) -> Vec<String> {
         let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
-        let seg = segment(&s.page, &s.sink);
+        let seg = segment_with(&s.page, &s.sink, mode);
         seg.blocks()
             .iter()
             .map(|b| {
@@ -358,6 +422,69 @@ mod tests {
         assert!(b[2].has_descendant(tags::A));
         assert_eq!(b[0].ancestor_words.len(), 3, "main, story, article");
         assert_eq!(seg.title_keys().len(), 2);
+    }
+
+    const MODE_PAGE: &str = "<html><head><title>The Title</title></head><body><div id=s><p>One <b>bold</b> \
+        and <a href=x>link</a>.</p>x<br>y <img src=i.jpg> z <label>Name</label> <input name=q> after\
+        <ul><li>Home <span>|</span> News</li></ul>tail <i>it</i></div></body>";
+
+    #[test]
+    fn gibson_mode_is_the_default_and_splits_at_img_and_label() {
+        assert_eq!(Segmenter::new().mode(), BlockMode::Gibson);
+        let want = ["One bold and link .", "x", "y", "z", "Name", "after", "Home | News", "tail it"];
+        assert_eq!(blocks_text(MODE_PAGE), want);
+        assert_eq!(blocks_text_with(MODE_PAGE, BlockMode::Gibson), want);
+    }
+
+    #[test]
+    fn yao_mode_splits_only_at_block_level_elements_and_br() {
+        let got = blocks_text_with(MODE_PAGE, BlockMode::Yao);
+        // `img`, `label` and `input` are not block-level: "y … after" stays one block.
+        assert_eq!(got, ["One bold and link .", "x", "y z Name after", "Home | News", "tail it"]);
+    }
+
+    #[test]
+    fn text_tail_mode_splits_at_every_tag() {
+        let got = blocks_text_with(MODE_PAGE, BlockMode::TextTail);
+        // <b>'s text "bold", its tail "and", <a>'s text "link", …; a lone "|" (no word) is no unit.
+        let want = ["One", "bold", "and", "link", "x", "y", "z", "Name", "after", "Home", "News", "tail", "it"];
+        assert_eq!(got, want);
+        // Context follows the element: "link" has parent `a` and counts as anchor words.
+        let s = tokenize(MODE_PAGE.as_bytes(), TokenizerOptions::default()).unwrap();
+        let seg = segment_with(&s.page, &s.sink, BlockMode::TextTail);
+        let link = &seg.blocks()[3];
+        assert_eq!((tags::tag_name(link.parent), link.words, link.anchor_words), ("a", 1, 1));
+    }
+
+    #[test]
+    fn modes_parse_by_name() {
+        for m in [BlockMode::Gibson, BlockMode::Yao, BlockMode::TextTail] {
+            assert_eq!(BlockMode::parse(m.name()), Some(m));
+        }
+        assert_eq!(BlockMode::parse("ziegler"), None);
+    }
+
+    #[test]
+    fn every_mode_gives_the_same_blocks_whatever_the_chunk_size() {
+        for mode in [BlockMode::Gibson, BlockMode::Yao, BlockMode::TextTail] {
+            let whole = {
+                let s = tokenize(MODE_PAGE.as_bytes(), TokenizerOptions::default()).unwrap();
+                segment_with(&s.page, &s.sink, mode).take_blocks()
+            };
+            assert!(!whole.is_empty());
+            for size in 1..=48 {
+                let mut t = Tokenizer::new(
+                    Segmenter::with_mode(mode),
+                    TokenizerOptions { sniff_bytes: 1, ..Default::default() },
+                );
+                for c in MODE_PAGE.as_bytes().chunks(size) {
+                    t.write(c).unwrap();
+                }
+                let mut seg = t.end().unwrap().sink;
+                seg.finish();
+                assert_eq!(seg.take_blocks(), whole, "{mode:?} CHUNK_SIZE={size}");
+            }
+        }
     }
 
     #[test]
