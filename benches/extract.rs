@@ -1,14 +1,24 @@
-//! Throughput of the tokenizer alone and of full extraction (simple MSS and Naive Bayes), in
-//! MB/s of HTML, on the bundled example pages and on generated news pages of 10 KB–1 MB.
+//! Throughput of the tokenizer alone and of full extraction (simple MSS, Naive Bayes,
+//! Pasternack & Roth's Baseline 1 and the block learners of issue 7: CRF, CRF with edge
+//! features, MEMM, MaxEnt, the CRF → MSS hybrid), in MB/s of HTML, on the bundled example pages
+//! and on generated news pages of 10 KB–1 MB. Block scorers need a model and none is shipped,
+//! so the setup trains a tiny one (2^16 weights, 30 L-BFGS iterations) on generated pages whose
+//! gold is their `<article>` text: its weights are meaningless for quality but the work per
+//! block (segmenting, featurising, forward–backward, Viterbi) is the real one.
 //! `cargo bench --bench extract`; criterion prints the throughput per case.
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
+use article_pipeline::blocks::features::{BlockFeatureConfig, FeatureExtractor, PageFeatures};
+use article_pipeline::blocks::labels::label_blocks;
 use article_pipeline::extract::{ExtractOptions, Extractor};
 use article_pipeline::html::{Token, TokenSink, Tokenizer, TokenizerOptions};
-use article_pipeline::scoring;
+use article_pipeline::learners::{BlockTrainOptions, TrainPage, fit};
+use article_pipeline::scoring::blocks::{BlockOutput, BlockScorer};
+use article_pipeline::scoring::{self, Scorer};
+use article_pipeline::training::LabelOptions;
 
 /// A news page of about `target` bytes: head with scripts, nav, article paragraphs, sidebar,
 /// comments and footer, with text from a small deterministic generator.
@@ -97,6 +107,59 @@ fn cases() -> Vec<(String, Vec<u8>)> {
     v
 }
 
+/// The text of a generated page's `<article>` (tags dropped): its gold for the tiny models.
+fn article_text(page: &[u8]) -> String {
+    let s = String::from_utf8_lossy(page);
+    let body = s.split("<article>").nth(1).and_then(|r| r.split("</article>").next()).unwrap_or("");
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in body.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A tiny block model trained on generated pages (see the module header), or why not.
+fn tiny_block_model(learner: &str, edge_features: bool) -> Result<article_pipeline::learners::BlockModel, String> {
+    let features = BlockFeatureConfig { dims_log2: 16, ..BlockFeatureConfig::default() };
+    let mut fx = FeatureExtractor::new(features);
+    let mut pages = Vec::new();
+    for seed in 0..12u64 {
+        let html = news_page(8_000 + 1_000 * seed as usize, 1000 + seed);
+        let Ok(l) = label_blocks(&html, &article_text(&html), 0.3, &LabelOptions::default()) else { continue };
+        let mut feats = PageFeatures::default();
+        fx.page(&l.page, &l.tokens, &l.blocks, &l.title, &mut feats);
+        pages.push(TrainPage { feats, labels: l.labels });
+    }
+    let options =
+        BlockTrainOptions { learner: learner.to_string(), features, max_iter: 30, edge_features, ..Default::default() };
+    fit(&pages, &options, 1).map(|(m, _)| m).map_err(|e| e.to_string())
+}
+
+/// A benchmarked scorer by name: the built-in ones, or a block scorer on a tiny model
+/// (`crf-edge`: the CRF with edge features).
+fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
+    let block = |learner: &str, edge: bool, output: BlockOutput, name: &'static str| {
+        tiny_block_model(learner, edge).map(|m| Box::new(BlockScorer::new(m, output, name, "bench")) as Box<dyn Scorer>)
+    };
+    match name {
+        "crf" => block("crf", false, BlockOutput::MultiSpan, "crf"),
+        "crf-edge" => block("crf", true, BlockOutput::MultiSpan, "crf"),
+        "memm" => block("memm", false, BlockOutput::MultiSpan, "memm"),
+        "maxent" => block("maxent", false, BlockOutput::MultiSpan, "maxent"),
+        "crf-mss" => block("crf", false, BlockOutput::Hybrid, "crf-mss"),
+        other => scoring::build(other, None, None).map_err(|e| e.to_string()),
+    }
+}
+
 struct Count(usize);
 impl TokenSink for Count {
     fn token(&mut self, _: &str, _: &Token) {
@@ -120,8 +183,9 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    for scorer_name in ["simple", "nb"] {
-        let scorer = match scoring::build(scorer_name, None, None) {
+    let names = ["simple", "nb", "largest-block", "crf", "crf-edge", "memm", "maxent", "crf-mss"];
+    for scorer_name in names {
+        let scorer = match make_scorer(scorer_name) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("skipping {scorer_name}: {e}");
