@@ -83,6 +83,17 @@ fn decode_numeric(s: &[u8]) -> Option<(Decoded, usize)> {
     Some((Decoded::Char(c), i))
 }
 
+/// The text of a token: `raw` itself, or, when it holds references, `raw` decoded into `buf`
+/// (reused across tokens, so no allocation per token).
+pub fn decoded<'a>(raw: &'a str, has_entity: bool, buf: &'a mut String) -> &'a str {
+    if !has_entity {
+        return raw;
+    }
+    buf.clear();
+    decode_into(raw, buf);
+    buf.as_str()
+}
+
 /// Appends `s` to `out` with every valid reference decoded.
 pub fn decode_into(s: &str, out: &mut String) {
     let bytes = s.as_bytes();

@@ -179,25 +179,12 @@ impl BlockLearner for Crf {
         let log_z = forward_backward(s, e, &tr, &mut alpha, &mut beta);
         out.p_content.extend((0..n).map(|i| (alpha[2 * i + 1] + beta[2 * i + 1] - log_z).exp()));
         // Viterbi.
-        let mut back = vec![[0u8; 2]; n];
-        let mut delta = [e[PI], e[PI + 1] + s[0]];
-        for i in 1..n {
-            let mut next = [0.0; 2];
-            for b in 0..2 {
-                let from0 = delta[0] + tr[4 * i + b];
-                let from1 = delta[1] + tr[4 * i + 2 + b];
-                let (v, a) = if from1 > from0 { (from1, 1) } else { (from0, 0) };
-                next[b] = v + if b == 1 { s[i] } else { 0.0 };
-                back[i][b] = a;
-            }
-            delta = next;
-        }
-        out.labels.resize(n, false);
-        let mut cur = usize::from(delta[1] > delta[0]);
-        for i in (0..n).rev() {
-            out.labels[i] = cur == 1;
-            cur = back[i][cur] as usize;
-        }
+        super::viterbi2(
+            n,
+            [e[PI], e[PI + 1] + s[0]],
+            |i, a, b| tr[4 * i + 2 * a + b] + if b == 1 { s[i] } else { 0.0 },
+            &mut out.labels,
+        );
     }
 }
 

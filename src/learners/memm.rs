@@ -66,25 +66,7 @@ impl BlockLearner for Memm {
         }
         // Viterbi over log p(y_i | y_{i−1}): log σ(x) = −softplus(−x), log(1 − σ(x)) = −softplus(x).
         let lp = |x: f64, y: usize| if y == 1 { -softplus(-x) } else { -softplus(x) };
-        let mut back = vec![[0u8; 2]; n];
-        let mut delta = [lp(s[0] + v[0], 0), lp(s[0] + v[0], 1)];
-        for i in 1..n {
-            let mut next = [0.0; 2];
-            for b in 0..2 {
-                let from0 = delta[0] + lp(s[i] + v[1], b);
-                let from1 = delta[1] + lp(s[i] + v[2], b);
-                let (val, a) = if from1 > from0 { (from1, 1) } else { (from0, 0) };
-                next[b] = val;
-                back[i][b] = a;
-            }
-            delta = next;
-        }
-        out.labels.resize(n, false);
-        let mut cur = usize::from(delta[1] > delta[0]);
-        for i in (0..n).rev() {
-            out.labels[i] = cur == 1;
-            cur = back[i][cur] as usize;
-        }
+        super::viterbi2(n, [lp(s[0] + v[0], 0), lp(s[0] + v[0], 1)], |i, a, b| lp(s[i] + v[1 + a], b), &mut out.labels);
     }
 }
 

@@ -386,17 +386,39 @@ pub fn train(
     let (pages, skipped) = prepare(entries, options.features, options.label_threshold, label, threads, progress)?;
     let (mut model, _) = fit(&pages, options, threads)?;
     let s = &mut model.header.training;
-    let mut datasets: Vec<String> = entries.iter().map(|e| e.dataset_name().to_string()).collect();
-    datasets.sort();
-    datasets.dedup();
-    let mut splits: Vec<&str> = entries.iter().filter_map(|e| e.split.as_deref()).collect();
-    splits.sort();
-    splits.dedup();
-    s.datasets = datasets;
-    s.split = (splits.len() == 1).then(|| splits[0].to_string());
+    (s.datasets, s.split) = crate::training::sources_of(entries.iter());
     s.pages_skipped = skipped;
     s.seconds = t.elapsed().as_secs_f64();
     Ok(model)
+}
+
+/// Viterbi decoding over two labels (NotContent = 0, Content = 1), shared by the CRF and the
+/// MEMM: `start[y]` scores the first block's label, `step(i, a, b)` the move from label `a` at
+/// block i − 1 to label `b` at block i. Writes the best labelling of `n` blocks.
+pub(crate) fn viterbi2(n: usize, start: [f64; 2], step: impl Fn(usize, usize, usize) -> f64, labels: &mut Vec<bool>) {
+    labels.clear();
+    if n == 0 {
+        return;
+    }
+    let mut back = vec![[0u8; 2]; n];
+    let mut delta = start;
+    for (i, bk) in back.iter_mut().enumerate().skip(1) {
+        let mut next = [0.0; 2];
+        for b in 0..2 {
+            let from0 = delta[0] + step(i, 0, b);
+            let from1 = delta[1] + step(i, 1, b);
+            let (v, a) = if from1 > from0 { (from1, 1) } else { (from0, 0) };
+            next[b] = v;
+            bk[b] = a;
+        }
+        delta = next;
+    }
+    labels.resize(n, false);
+    let mut cur = usize::from(delta[1] > delta[0]);
+    for i in (0..n).rev() {
+        labels[i] = cur == 1;
+        cur = back[i][cur] as usize;
+    }
 }
 
 #[cfg(test)]

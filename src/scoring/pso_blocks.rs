@@ -316,13 +316,7 @@ pub fn segment(page: &str, tokens: &[Token], opts: &BlockOptions, out: &mut Segm
             }
             TokenKind::Word | TokenKind::Symbol => {
                 let raw = t.raw(page);
-                let text = if t.has_entity {
-                    decoded.clear();
-                    entities::decode_into(raw, &mut decoded);
-                    decoded.as_str()
-                } else {
-                    raw
-                };
+                let text = entities::decoded(raw, t.has_entity, &mut decoded);
                 let idx = out.blocks.len() as u32;
                 out.block_of[i] = idx;
                 acc.first.get_or_insert(i as u32);

@@ -150,6 +150,18 @@ pub struct TrainReport {
 }
 
 /// Trains a Naive Bayes model on `entries` with `threads` workers (0 = one per core).
+/// The distinct dataset names of `entries`, sorted, and their split when they share one (for a
+/// model's training summary).
+pub fn sources_of<'a>(entries: impl Iterator<Item = &'a ManifestEntry> + Clone) -> (Vec<String>, Option<String>) {
+    let mut datasets: Vec<String> = entries.clone().map(|e| e.dataset_name().to_string()).collect();
+    datasets.sort();
+    datasets.dedup();
+    let mut splits: Vec<&str> = entries.filter_map(|e| e.split.as_deref()).collect();
+    splits.sort();
+    splits.dedup();
+    (datasets, (splits.len() == 1).then(|| splits[0].to_string()))
+}
+
 /// `progress` is called with the number of pages done so far.
 pub fn train_nb(
     entries: &[ManifestEntry],
@@ -194,16 +206,11 @@ pub fn train_nb(
                 },
             )
     });
-    let mut datasets: Vec<String> = entries.iter().map(|e| e.dataset_name().to_string()).collect();
-    datasets.sort();
-    datasets.dedup();
-    let mut splits: Vec<&str> = entries.iter().filter_map(|e| e.split.as_deref()).collect();
-    splits.sort();
-    splits.dedup();
+    let (datasets, split) = sources_of(entries.iter());
     let skipped: BTreeMap<String, usize> = skipped.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     let summary = TrainingSummary {
         datasets,
-        split: (splits.len() == 1).then(|| splits[0].to_string()),
+        split,
         pages_used: used,
         pages_skipped: skipped.clone(),
         ..TrainingSummary::default()

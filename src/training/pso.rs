@@ -201,13 +201,7 @@ pub fn prepare_page(html: &[u8], gold_text: &str, blocks: &BlockOptions) -> Resu
             continue;
         }
         let raw = t.raw(&s.page);
-        let text = if t.has_entity {
-            decoded.clear();
-            entities::decode_into(raw, &mut decoded);
-            decoded.as_str()
-        } else {
-            raw
-        };
+        let text = entities::decoded(raw, t.has_entity, &mut decoded);
         ziegler::for_each_term(text, &mut buf, |h| per_block[b as usize].push(intern(h)));
     }
     let mut gold_ids = Vec::new();
@@ -327,16 +321,11 @@ pub fn train_pso(
         let accept_all = mean_similarity(&pages, &Thresholds::accept_all());
         (pages, result, accept_all)
     });
-    let mut datasets: Vec<String> = chosen.iter().map(|e| e.dataset_name().to_string()).collect();
-    datasets.sort();
-    datasets.dedup();
-    let mut splits: Vec<&str> = chosen.iter().filter_map(|e| e.split.as_deref()).collect();
-    splits.sort();
-    splits.dedup();
+    let (datasets, split) = super::sources_of(chosen.iter().copied());
     let s = &opts.swarm;
     let summary = PsoTrainingSummary {
         datasets,
-        split: (splits.len() == 1).then(|| splits[0].to_string()),
+        split,
         pages_used: pages.len(),
         pages_skipped: chosen.len() - pages.len(),
         population: s.population,
