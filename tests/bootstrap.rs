@@ -212,6 +212,43 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     // ... and keeps the others right.
     assert!(light_ada >= light_sup - 0.02, "bootstrap hurt: {light_sup:.3} -> {light_ada:.3}");
 
+    // The same pool as two WARC files (one per site, hosts from the record URLs) gives the
+    // same adapted model, byte for byte.
+    let mut warcs = Vec::new();
+    for site in ["a.test", "b.test"] {
+        let mut files: Vec<String> = std::fs::read_dir(&pool)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&site[..1]))
+            .map(|p| p.display().to_string())
+            .collect();
+        files.sort();
+        let warc = dir.path().join(format!("{site}.warc.gz"));
+        let base = format!("https://{site}/story/");
+        let mut args = vec!["pack-warc", "--out", warc.to_str().unwrap(), "--base-url", &base];
+        args.extend(files.iter().map(String::as_str));
+        let o = pipeline(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        warcs.push(warc);
+    }
+    let from_warc = dir.path().join("adapted-warc.nbm");
+    let o = pipeline(&[
+        "bootstrap",
+        "--unlabeled",
+        warcs[0].to_str().unwrap(),
+        warcs[1].to_str().unwrap(),
+        "--out",
+        from_warc.to_str().unwrap(),
+        "--iterations",
+        "2",
+        "--min-pages",
+        "10",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("60 pages from 2 source(s)"), "{stderr}");
+    assert!(std::fs::read(&from_warc).unwrap() == std::fs::read(&model).unwrap(), "WARC and folder pools differ");
+
     // Too few pages per source: a clear refusal.
     let few = dir.path().join("few");
     std::fs::create_dir(&few).unwrap();
