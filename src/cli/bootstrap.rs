@@ -3,8 +3,10 @@
 //! if any, is ignored); per-iteration logs show convergence, and `--eval-manifest` scores each
 //! iteration's model against gold pages, pooled and per source.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -16,14 +18,20 @@ use article_pipeline::features::FeatureSet;
 use article_pipeline::scoring::naive_bayes::{NbModel, NbScorer};
 use article_pipeline::scoring::{DEFAULT_NB_MODEL, Scorer};
 use article_pipeline::sources::{self, SourceEvent};
-use article_pipeline::training::bootstrap::{self, BootstrapOptions, GroupBy, PoolPage};
+use article_pipeline::training::bootstrap::{self, BootstrapOptions, GroupBy, PoolPage, SourceGrouper};
 
 use super::Outcome;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Group {
+    /// The URL's host (else <link rel=canonical>, og:site_name, most frequent link host).
     Host,
+    /// The host, split into templates by the pages' id/class words (a host crawled across
+    /// redesigns: each template is its own source).
+    HostTemplate,
+    /// A manifest's `site` field.
     Site,
+    /// One source for all pages.
     None,
 }
 
@@ -58,6 +66,10 @@ pub struct BootstrapArgs {
     /// What a source is.
     #[arg(long, value_enum, default_value = "host")]
     group_by: Group,
+    /// With --group-by host-template: Jaccard similarity of two pages' id/class words above
+    /// which they share a template.
+    #[arg(long, default_value_t = 0.5)]
+    template_similarity: f64,
     /// Sources with fewer pages are not adapted (and the run refuses if none has enough).
     #[arg(long, default_value_t = 10)]
     min_pages: usize,
@@ -122,6 +134,7 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
     anyhow::ensure!(args.keep > 0.0 && args.keep <= 1.0, "--keep must be within (0, 1]");
     anyhow::ensure!(args.window > 0 && args.cutoff > 0, "--window and --cutoff must be positive");
     anyhow::ensure!(args.boost >= 0.0, "--boost must not be negative");
+    anyhow::ensure!((0.0..=1.0).contains(&args.template_similarity), "--template-similarity must be within [0, 1]");
     let (base, base_id) = match &args.model {
         Some(p) => {
             let bytes = std::fs::read(p).with_context(|| format!("cannot read `{}`", p.display()))?;
@@ -131,16 +144,18 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
     };
     let group_by = match args.group_by {
         Group::Host => GroupBy::Host,
+        Group::HostTemplate => GroupBy::HostTemplate,
         Group::Site => GroupBy::Site,
         Group::None => GroupBy::None,
     };
     let inputs = pool(&args)?;
+    let grouper = Rc::new(RefCell::new(SourceGrouper::new(group_by, args.template_similarity)));
     let mut failed = 0usize;
     let pages = inputs.into_iter().flat_map(|item| -> Box<dyn Iterator<Item = PoolPage>> {
         match item {
             PoolInput::File { path, url, site } => match std::fs::read(&path) {
                 Ok(html) => {
-                    let group = bootstrap::group_of(group_by, url.as_deref(), site.as_deref(), &html);
+                    let group = grouper.borrow_mut().group(url.as_deref(), site.as_deref(), &html);
                     Box::new(std::iter::once(PoolPage { group, html }))
                 }
                 Err(e) => {
@@ -150,13 +165,16 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
                 }
             },
             PoolInput::Warc(path) => match sources::warc_events(&path) {
-                Ok(events) => Box::new(events.filter_map(move |ev| match ev {
-                    SourceEvent::Page(p) => {
-                        let group = bootstrap::group_of(group_by, Some(&p.url), None, &p.body);
-                        Some(PoolPage { group, html: p.body })
-                    }
-                    _ => None,
-                })),
+                Ok(events) => {
+                    let grouper = Rc::clone(&grouper);
+                    Box::new(events.filter_map(move |ev| match ev {
+                        SourceEvent::Page(p) => {
+                            let group = grouper.borrow_mut().group(Some(&p.url), None, &p.body);
+                            Some(PoolPage { group, html: p.body })
+                        }
+                        _ => None,
+                    }))
+                }
                 Err(e) => {
                     eprintln!("error: {e}");
                     Box::new(std::iter::empty())
@@ -195,7 +213,8 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
     );
     if !small.is_empty() {
         eprintln!(
-            "not adapted (fewer than --min-pages {} pages): {}",
+            "not adapted ({} source(s) with fewer than --min-pages {} pages): {}",
+            small.len(),
             args.min_pages,
             small.iter().take(20).cloned().collect::<Vec<_>>().join(", ") + if small.len() > 20 { " …" } else { "" }
         );
