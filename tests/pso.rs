@@ -82,4 +82,10 @@ fn trained_pso_model_extracts_the_story() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("the new library will open in June"), "{text}\ntraining: {training}");
     assert!(!text.contains("Subscribe") && !text.contains("Sport"), "{text}");
+    // `pso-blocks` keeps every accepted block (the paper's output): the story here too.
+    let out = pipeline(&["extract", "--scorer", "pso-blocks", "--model", &model, "--json", &p]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json = String::from_utf8(out.stdout).unwrap();
+    assert!(json.contains("the new library will open in June") && json.contains("\"pso-blocks\""), "{json}");
+    assert!(!json.contains("Subscribe"), "{json}");
 }

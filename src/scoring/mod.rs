@@ -87,7 +87,7 @@ pub enum ScorerError {
 }
 
 /// Registered scorer names.
-pub const NAMES: &[&str] = &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso"];
+pub const NAMES: &[&str] = &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso", "pso-blocks"];
 
 /// The default model, trained on the wcxb train split (models/README.md), built into the binary.
 pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
@@ -121,13 +121,17 @@ fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError
         ("largest-block", None) => Ok(Box::new(largest_block::LargestBlockScorer)),
         ("crf" | "memm" | "maxent" | "crf-mss", None) => Err(ScorerError::ModelRequired(name.to_string())),
         ("crf" | "memm" | "maxent" | "crf-mss", Some(path)) => load_block(name, path),
-        ("pso", None) => Err(ScorerError::ModelRequired(name.to_string())),
-        ("pso", Some(path)) => {
+        ("pso" | "pso-blocks", None) => Err(ScorerError::ModelRequired(name.to_string())),
+        ("pso" | "pso-blocks", Some(path)) => {
             let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
             let m = pso::PsoModel::from_bytes(&bytes)
                 .map_err(|source| ScorerError::Model { path: path.to_path_buf(), source })?;
             let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            Ok(Box::new(pso::PsoScorer::new(m, stem)))
+            Ok(Box::new(if name == "pso" {
+                pso::PsoScorer::new(m, stem)
+            } else {
+                pso::PsoScorer::every_block(m, stem)
+            }))
         }
         (other, _) => Err(ScorerError::Unknown(other.to_string())),
     }

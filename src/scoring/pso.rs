@@ -3,10 +3,12 @@
 //! threshold (a conjunction; each threshold a lower or an upper bound, [`LOWER_BOUND`]).
 //! Thresholds are learned by particle swarm optimisation ([`crate::training::pso`]).
 //!
-//! The paper outputs the content blocks themselves; here the page scorer buffers the page's
-//! tokens, classifies its blocks at [`PageScorer::finish`] and emits +1 for text of content
-//! blocks, −1 for other text and 0 for tags, so the maximum subsequence takes the best run of
-//! content blocks and the extractor's span filters and layout apply as for every scorer.
+//! The page scorer buffers the page's tokens, classifies its blocks at [`PageScorer::finish`]
+//! and emits +1 for text of content blocks, −1 for other text and 0 for tags. Two outputs:
+//! `pso` lets the maximum subsequence take the best run of content blocks (the extractor's
+//! span filters and layout apply as for every scorer); `pso-blocks` keeps every content block,
+//! contiguous or not ([`Selection::PositiveTokens`]), which is the paper's own output (§3.5:
+//! the blocks classified as content are the extracted text).
 //!
 //! This file owns the model (thresholds, block options, file format) and the scorer.
 
@@ -14,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model_file::{self, ModelFileError, Reader};
 use super::pso_blocks::{self, BlockOptions, FEATURE_NAMES, LOWER_BOUND, N_FEATURES, Segmentation};
-use super::{PageScorer, Scorer};
+use super::{PageScorer, Scorer, Selection};
 use crate::html::Token;
 
 /// Score of a text token of a content block.
@@ -131,25 +133,36 @@ impl PsoModel {
     }
 }
 
-/// The `pso` scorer.
+/// The `pso` (best run of content blocks) and `pso-blocks` (every content block) scorers.
 pub struct PsoScorer {
     model: PsoModel,
     id: String,
+    every_block: bool,
 }
 
 impl PsoScorer {
+    /// `pso`: the maximum subsequence over block scores.
     pub fn new(model: PsoModel, name: impl Into<String>) -> Self {
-        PsoScorer { model, id: name.into() }
+        PsoScorer { model, id: name.into(), every_block: false }
+    }
+
+    /// `pso-blocks`: every block classified as content (the paper's output).
+    pub fn every_block(model: PsoModel, name: impl Into<String>) -> Self {
+        PsoScorer { model, id: name.into(), every_block: true }
     }
 }
 
 impl Scorer for PsoScorer {
     fn name(&self) -> &'static str {
-        "pso"
+        if self.every_block { "pso-blocks" } else { "pso" }
     }
 
     fn model_id(&self) -> String {
-        format!("pso:{}", self.id)
+        format!("{}:{}", self.name(), self.id)
+    }
+
+    fn selection(&self) -> Selection {
+        if self.every_block { Selection::PositiveTokens } else { Selection::MaxSubsequence }
     }
 
     fn page_scorer(&self) -> Box<dyn PageScorer + '_> {
