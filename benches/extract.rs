@@ -1,10 +1,12 @@
 //! Throughput of the tokenizer alone and of full extraction (simple MSS, Naive Bayes,
-//! Pasternack & Roth's Baseline 1 and the block learners of issue 7: CRF, CRF with edge
-//! features, MEMM, MaxEnt, the CRF → MSS hybrid), in MB/s of HTML, on the bundled example pages
-//! and on generated news pages of 10 KB–1 MB. Block scorers need a model and none is shipped,
-//! so the setup trains a tiny one (2^16 weights, 30 L-BFGS iterations) on generated pages whose
-//! gold is their `<article>` text: its weights are meaningless for quality but the work per
-//! block (segmenting, featurising, forward–backward, Viterbi) is the real one.
+//! Pasternack & Roth's Baseline 1, the block learners of issue 7: CRF, CRF with edge
+//! features, MEMM, MaxEnt, the CRF → MSS hybrid, and Ziegler & Skubacz's PSO thresholds as
+//! `pso` and `pso-blocks`), in MB/s of HTML, on the bundled example pages and on generated news
+//! pages of 10 KB–1 MB. Learned scorers need a model and none is shipped, so the setup trains a
+//! tiny one on generated pages whose gold is their `<article>` text (block models: 2^16
+//! weights, 30 L-BFGS iterations; PSO: 20 particles, 20 generations): its parameters are
+//! meaningless for quality but the work per block (segmenting, featurising, forward–backward,
+//! Viterbi, the eight PSO features) is the real one.
 //! `cargo bench --bench extract`; criterion prints the throughput per case.
 
 use std::hint::black_box;
@@ -17,8 +19,13 @@ use article_pipeline::extract::{ExtractOptions, Extractor};
 use article_pipeline::html::{Token, TokenSink, Tokenizer, TokenizerOptions};
 use article_pipeline::learners::{BlockTrainOptions, TrainPage, fit};
 use article_pipeline::scoring::blocks::{BlockOutput, BlockScorer};
+use article_pipeline::scoring::pso::{PsoModel, PsoScorer, PsoTrainingSummary};
+use article_pipeline::scoring::pso_blocks::{BlockOptions, N_FEATURES};
 use article_pipeline::scoring::{self, Scorer};
 use article_pipeline::training::LabelOptions;
+use article_pipeline::training::pso::{
+    SwarmParams, accept_all_position, maximize_from, mean_similarity, prepare_page, thresholds_of,
+};
 
 /// A news page of about `target` bytes: head with scripts, nav, article paragraphs, sidebar,
 /// comments and footer, with text from a small deterministic generator.
@@ -144,6 +151,20 @@ fn tiny_block_model(learner: &str, edge_features: bool) -> Result<article_pipeli
     fit(&pages, &options, 1).map(|(m, _)| m).map_err(|e| e.to_string())
 }
 
+/// Tiny PSO thresholds learned on generated pages (split at `<div>`, as the measured models).
+fn tiny_pso_model() -> PsoModel {
+    let blocks = BlockOptions { split_at_div: true };
+    let pages: Vec<_> = (0..12u64)
+        .filter_map(|seed| {
+            let html = news_page(8_000 + 1_000 * seed as usize, 1000 + seed);
+            prepare_page(&html, &article_text(&html), &blocks).ok()
+        })
+        .collect();
+    let swarm = SwarmParams { population: 20, generations: 20, ..SwarmParams::default() };
+    let r = maximize_from(N_FEATURES, &swarm, &[accept_all_position()], |x| mean_similarity(&pages, &thresholds_of(x)));
+    PsoModel::new(thresholds_of(&r.best), blocks, PsoTrainingSummary::default())
+}
+
 /// A benchmarked scorer by name: the built-in ones, or a block scorer on a tiny model
 /// (`crf-edge`: the CRF with edge features).
 fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
@@ -156,6 +177,8 @@ fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
         "memm" => block("memm", false, BlockOutput::MultiSpan, "memm"),
         "maxent" => block("maxent", false, BlockOutput::MultiSpan, "maxent"),
         "crf-mss" => block("crf", false, BlockOutput::Hybrid, "crf-mss"),
+        "pso" => Ok(Box::new(PsoScorer::new(tiny_pso_model(), "bench"))),
+        "pso-blocks" => Ok(Box::new(PsoScorer::every_block(tiny_pso_model(), "bench"))),
         other => scoring::build(other, None, None).map_err(|e| e.to_string()),
     }
 }
@@ -183,7 +206,7 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    let names = ["simple", "nb", "largest-block", "crf", "crf-edge", "memm", "maxent", "crf-mss"];
+    let names = ["simple", "nb", "largest-block", "crf", "crf-edge", "memm", "maxent", "crf-mss", "pso", "pso-blocks"];
     for scorer_name in names {
         let scorer = match make_scorer(scorer_name) {
             Ok(s) => s,
