@@ -163,6 +163,17 @@ fn f1(model: Option<&Path>, pages: &[(std::path::PathBuf, String)]) -> f64 {
     aggregate(metrics.iter()).shingle_f1.unwrap()
 }
 
+/// `pipeline bootstrap` with two iterations over `inputs`, writing `out`; returns its log.
+fn bootstrap_two_iterations(inputs: &[&Path], out: &Path) -> String {
+    let mut args = vec!["bootstrap", "--unlabeled"];
+    args.extend(inputs.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap(), "--iterations", "2", "--min-pages", "10"]);
+    let o = pipeline(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    stderr
+}
+
 #[test]
 fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     let dir = tempfile::tempdir().unwrap();
@@ -185,20 +196,8 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
         }
     }
     let model = dir.path().join("adapted.nbm");
-    let o = pipeline(&[
-        "bootstrap",
-        "--unlabeled",
-        pool.to_str().unwrap(),
-        "--out",
-        model.to_str().unwrap(),
-        "--iterations",
-        "2",
-        "--min-pages",
-        "10",
-    ]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
-    assert!(stderr.contains("2 source(s)"), "{stderr}");
+    let stderr = bootstrap_two_iterations(&[&pool], &model);
+    assert!(stderr.contains("60 pages from 2 source(s)"), "{stderr}");
     assert!(stderr.contains("iteration 2:"), "{stderr}");
 
     let (light_sup, light_ada) = (f1(None, &light), f1(Some(&model), &light));
@@ -232,20 +231,7 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
         warcs.push(warc);
     }
     let from_warc = dir.path().join("adapted-warc.nbm");
-    let o = pipeline(&[
-        "bootstrap",
-        "--unlabeled",
-        warcs[0].to_str().unwrap(),
-        warcs[1].to_str().unwrap(),
-        "--out",
-        from_warc.to_str().unwrap(),
-        "--iterations",
-        "2",
-        "--min-pages",
-        "10",
-    ]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
+    let stderr = bootstrap_two_iterations(&[&warcs[0], &warcs[1]], &from_warc);
     assert!(stderr.contains("60 pages from 2 source(s)"), "{stderr}");
     assert!(std::fs::read(&from_warc).unwrap() == std::fs::read(&model).unwrap(), "WARC and folder pools differ");
 
