@@ -14,6 +14,7 @@ pub mod naive_bayes;
 pub mod pso;
 pub mod pso_blocks;
 pub mod simple;
+pub mod svm;
 
 use std::path::{Path, PathBuf};
 
@@ -87,7 +88,7 @@ pub enum ScorerError {
 }
 
 /// Registered scorer names.
-pub const NAMES: &[&str] = &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso"];
+pub const NAMES: &[&str] = &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso", "svm"];
 
 /// The default model, trained on the wcxb train split (models/README.md), built into the binary.
 pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
@@ -129,6 +130,7 @@ fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError
             let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             Ok(Box::new(pso::PsoScorer::new(m, stem)))
         }
+        ("svm", model) => svm::load(model),
         (other, _) => Err(ScorerError::Unknown(other.to_string())),
     }
 }
