@@ -141,7 +141,11 @@ pub fn fit_svm(rows: &[BlockVector], labels: &[bool], c: f64, gamma: f64, tol: f
         .pos_neg_weights(c, c)
         .gaussian_kernel(1.0 / gamma)
         .eps(tol)
-        .shrinking(true);
+        // Shrinking must stay off: linfa-svm 0.8.1 swaps variables when it shrinks and maps
+        // the final αs back through the permutation the wrong way round (`alpha[active_set[i]]`),
+        // which scrambles which training row each α belongs to. Without shrinking no swap
+        // happens; it only costs solver time.
+        .shrinking(false);
     let svm = params.fit(&data).map_err(|e| SvmTrainError::Solver(e.to_string()))?;
     // `alpha` holds αᵢ·yᵢ for every training row, in row order; the support vectors are the
     // rows with a non-zero weight (linfa's own cut-off, 100 ε).
