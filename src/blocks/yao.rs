@@ -275,7 +275,16 @@ mod tests {
         // 7 words, (7+1)/(2+1); avg 3.5, (3.5+1)/(2+1); 41 chars → 3 lines of 20 → 7/3,
         // (7/3+1)/(2+1); no links; ⌊1/3·10⌋ = 3; no tokens.
         let mut want1 = [0.0; N_FEATURES];
-        want1[..N_DENSE].copy_from_slice(&[7.0, 8.0 / 3.0, 3.5, 4.5 / 3.0, 7.0 / 3.0, (7.0 / 3.0 + 1.0) / 3.0, 0.0, 3.0]);
+        want1[..N_DENSE].copy_from_slice(&[
+            7.0,
+            8.0 / 3.0,
+            3.5,
+            4.5 / 3.0,
+            7.0 / 3.0,
+            (7.0 / 3.0 + 1.0) / 3.0,
+            0.0,
+            3.0,
+        ]);
         assert_eq!(v[1], want1);
         // 3 words, (3+1)/(7+1); avg 3, 4/4.5; 15 chars → 1 line: 3, 4/(7/3+1); ⌊2/3·10⌋ = 6.
         let mut want2 = [0.0; N_FEATURES];

@@ -6,9 +6,9 @@
 //! prediction file does in score.py, and is also listed under its failure reason.
 
 pub mod blocks;
+pub mod lcs;
 pub mod metrics;
 pub mod ziegler;
-pub mod lcs;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -109,7 +109,13 @@ pub struct SvmHeader {
 }
 
 impl SvmHeader {
-    pub fn new(config: YaoFeatureConfig, c: f64, gamma: f64, support_vectors: usize, training: SvmTrainingSummary) -> Self {
+    pub fn new(
+        config: YaoFeatureConfig,
+        c: f64,
+        gamma: f64,
+        support_vectors: usize,
+        training: SvmTrainingSummary,
+    ) -> Self {
         SvmHeader {
             kind: KIND.to_string(),
             blocks: BlockMode::Yao,

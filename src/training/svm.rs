@@ -127,7 +127,13 @@ pub struct FittedSvm {
 }
 
 /// Fits a C-SVM with an RBF kernel exp(−γ‖x − x′‖²) on scaled rows with `linfa-svm`.
-pub fn fit_svm(rows: &[BlockVector], labels: &[bool], c: f64, gamma: f64, tol: f64) -> Result<FittedSvm, SvmTrainError> {
+pub fn fit_svm(
+    rows: &[BlockVector],
+    labels: &[bool],
+    c: f64,
+    gamma: f64,
+    tol: f64,
+) -> Result<FittedSvm, SvmTrainError> {
     let content = labels.iter().filter(|&&l| l).count();
     if content == 0 || content == labels.len() {
         return Err(SvmTrainError::OneClass { content, other: labels.len() - content });
@@ -177,8 +183,7 @@ pub fn train_svm(
     opts: &SvmTrainOptions,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(SvmModel, SvmTrainReport), SvmTrainError> {
-    if !(opts.c > 0.0 && opts.c.is_finite() && opts.gamma > 0.0 && opts.gamma.is_finite() && opts.tolerance > 0.0)
-    {
+    if !(opts.c > 0.0 && opts.c.is_finite() && opts.gamma > 0.0 && opts.gamma.is_finite() && opts.tolerance > 0.0) {
         return Err(SvmTrainError::Options("C, gamma and tolerance must be positive and finite".to_string()));
     }
     if opts.features.positions == 0 || opts.features.line_chars == 0 || opts.max_blocks < 2 {
@@ -274,9 +279,8 @@ pub fn train_svm(
         support: fitted.support,
         coef: fitted.coef,
     };
-    let correct: usize = pool.install(|| {
-        sample.par_iter().zip(&sample_labels).filter(|(x, l)| (model.decision(x) > 0.0) == **l).count()
-    });
+    let correct: usize = pool
+        .install(|| sample.par_iter().zip(&sample_labels).filter(|(x, l)| (model.decision(x) > 0.0) == **l).count());
     model.header.training.sample_accuracy = correct as f64 / sample.len().max(1) as f64;
     model.header.training.seconds = start.elapsed().as_secs_f64();
     let report = SvmTrainReport {
