@@ -149,8 +149,10 @@ pub fn fit_svm(
         .eps(tol)
         // Shrinking must stay off: linfa-svm 0.8.1 swaps variables when it shrinks and maps
         // the final αs back through the permutation the wrong way round (`alpha[active_set[i]]`),
-        // which scrambles which training row each α belongs to. Without shrinking no swap
-        // happens; it only costs solver time.
+        // which scrambles which training row each α belongs to (and its shrinking step can
+        // underflow a `usize`: a panic in debug builds). Without shrinking no swap happens; it
+        // only costs solver time. `alphas_stay_aligned_with_their_rows_on_a_long_solve` fails
+        // with shrinking on.
         .shrinking(false);
     let svm = params.fit(&data).map_err(|e| SvmTrainError::Solver(e.to_string()))?;
     // `alpha` holds αᵢ·yᵢ for every training row, in row order; the support vectors are the
@@ -349,5 +351,34 @@ mod tests {
         far[1] = -1.0;
         assert!(m.decision(&far) < 0.0);
         assert!(matches!(fit_svm(&rows[..1], &labels[..1], 1.0, 1.0, 1e-3), Err(SvmTrainError::OneClass { .. })));
+    }
+
+    #[test]
+    fn alphas_stay_aligned_with_their_rows_on_a_long_solve() {
+        // A disc inside a square: not linearly separable, and enough rows and iterations for
+        // linfa's shrinking to permute variables if it were on (it scrambled α ↔ row).
+        let mut s = 7u64;
+        let mut unit = || (splitmix(&mut s) >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        let (mut rows, mut labels) = (Vec::new(), Vec::new());
+        for i in 0..1500 {
+            let mut r = [0.0; N_FEATURES];
+            r[0] = unit();
+            r[1] = unit();
+            // Every 20th label flipped: bounded αs at C, which shrinking removes first.
+            labels.push((r[0] * r[0] + r[1] * r[1] < 0.4) != (i % 20 == 0));
+            rows.push(r);
+        }
+        let f = fit_svm(&rows, &labels, 10.0, 2.0, 1e-3).unwrap();
+        let m = SvmModel {
+            header: SvmHeader::new(YaoFeatureConfig::default(), 10.0, 2.0, f.coef.len(), Default::default()),
+            scaler: Scaler { lo: [0.0; N_FEATURES], hi: [0.0; N_FEATURES] },
+            tokens: [0; N_TOKENS],
+            gamma: 2.0,
+            rho: f.rho,
+            support: f.support,
+            coef: f.coef,
+        };
+        let correct = rows.iter().zip(&labels).filter(|(x, l)| (m.decision(x) > 0.0) == **l).count();
+        assert!(correct >= 1350, "{correct} of 1500 training rows");
     }
 }
