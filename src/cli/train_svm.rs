@@ -97,8 +97,8 @@ pub fn exec(c: Common<'_>, a: &SvmArgs) -> anyhow::Result<Outcome> {
         h.sample_content_blocks,
         h.sample_seed
     )?;
-    let scores: Vec<String> = h.token_scores.iter().map(|s| format!("{s:.1}")).collect();
-    writeln!(err, "id/class token scores (top {}): {}", scores.len(), scores.join(", "))?;
+    let scores: Vec<String> = h.token_names.iter().zip(&h.token_scores).map(|(n, s)| format!("{n} {s:.0}")).collect();
+    writeln!(err, "id/class tokens (Naive Bayes score): {}", scores.join(", "))?;
     writeln!(
         err,
         "C {} gamma {:.5}: {} support vectors, sample accuracy {:.4}; labelling {:.1} s, solver {:.1} s; \

@@ -83,6 +83,9 @@ pub struct SvmTrainingSummary {
     pub sample_seed: u64,
     /// Share of a block's words aligned to gold for it to be Content.
     pub label_threshold: f64,
+    /// The ten chosen id/class tokens as words (`?` when no sample page showed the word).
+    #[serde(default)]
+    pub token_names: Vec<String>,
     /// Naive Bayes scores of the ten chosen tokens, in token order.
     pub token_scores: Vec<f64>,
     /// Accuracy of the model on its own training sample.

@@ -22,6 +22,8 @@ use crate::blocks::BlockMode;
 use crate::blocks::labels::label_blocks_with;
 use crate::blocks::yao::{self, BlockVector, N_FEATURES, N_TOKENS, TokenTable, YaoFeatureConfig};
 use crate::dataset::ManifestEntry;
+use crate::features::class_word_hash;
+use crate::html::{TokenKind, TokenizerOptions, tokenize};
 use crate::scoring::svm::{Scaler, SvmHeader, SvmModel, SvmTrainingSummary};
 
 /// Training options, with their defaults.
@@ -92,6 +94,32 @@ fn prepare_page(html: &[u8], gold: &str, opts: &SvmTrainOptions) -> Result<PageB
     yao::page_vectors(&counts, &l.blocks, &[0; N_TOKENS], &opts.features, &mut vectors);
     let ancestor_words = l.blocks.into_iter().map(|b| b.ancestor_words).collect();
     Ok(PageBlocks { vectors, ancestor_words, labels: l.labels })
+}
+
+/// Readable names of the chosen token hashes, for the model header and the training report:
+/// any alphanumeric run of a start tag whose [`class_word_hash`] is a chosen token names it.
+/// Looks at up to `max_pages` pages spread over `entries`; a token not met stays `?`.
+fn token_names(entries: &[ManifestEntry], tokens: &[u64; N_TOKENS], max_pages: usize) -> Vec<String> {
+    let mut names = vec!["?".to_string(); N_TOKENS];
+    let step = entries.len().div_ceil(max_pages.max(1)).max(1);
+    for e in entries.iter().step_by(step) {
+        if names.iter().all(|n| n != "?") {
+            break;
+        }
+        let Ok(html) = std::fs::read(&e.path) else { continue };
+        let Ok(s) = tokenize(&html, TokenizerOptions::default()) else { continue };
+        for t in s.sink.iter().filter(|t| t.kind == TokenKind::StartTag) {
+            for w in t.raw(&s.page).as_bytes().split(|b| !b.is_ascii_alphanumeric()).filter(|w| w.len() >= 3) {
+                let h = class_word_hash(w);
+                if let Some(i) = tokens.iter().position(|&k| k == h && k != 0) {
+                    if names[i] == "?" {
+                        names[i] = String::from_utf8_lossy(w).to_ascii_lowercase();
+                    }
+                }
+            }
+        }
+    }
+    names
 }
 
 /// SplitMix64, as the PSO learner: a seed names one sample forever.
@@ -269,6 +297,7 @@ pub fn train_svm(
                 sample_content_blocks: sample_labels.iter().filter(|&&l| l).count(),
                 sample_seed: opts.seed,
                 label_threshold: opts.label_threshold,
+                token_names: token_names(entries, &tokens, 200),
                 token_scores: top.iter().map(|&(_, s)| s).collect(),
                 sample_accuracy: 0.0,
                 seconds: 0.0,
