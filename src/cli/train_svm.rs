@@ -11,7 +11,7 @@ use clap::Args;
 use article_pipeline::blocks::yao::YaoFeatureConfig;
 use article_pipeline::dataset;
 use article_pipeline::training::LabelOptions;
-use article_pipeline::training::svm::{self, SvmTrainOptions};
+use article_pipeline::training::svm::{self, FeatureSet, SvmTrainOptions};
 
 use super::Outcome;
 
@@ -36,6 +36,9 @@ pub struct SvmArgs {
     /// SVM: M, the number of relative positions ⌊n/N·M⌋.
     #[arg(long, default_value_t = YaoFeatureConfig::default().positions)]
     svm_positions: u32,
+    /// SVM: the paper's feature combination (§IV.C).
+    #[arg(long, default_value = "all", value_parser = ["text", "text-position", "all"])]
+    svm_feature_set: String,
 }
 
 /// Shared training arguments the SVM learner uses.
@@ -64,6 +67,7 @@ pub fn exec(c: Common<'_>, a: &SvmArgs) -> anyhow::Result<Outcome> {
         label_threshold: c.label_threshold,
         label: LabelOptions { min_coverage: c.min_coverage, ..LabelOptions::default() },
         threads: c.threads,
+        feature_set: FeatureSet::parse(&a.svm_feature_set).unwrap_or_default(),
     };
     let total = entries.len();
     let tty = std::io::stderr().is_terminal();
@@ -87,7 +91,8 @@ pub fn exec(c: Common<'_>, a: &SvmArgs) -> anyhow::Result<Outcome> {
     let mut err = std::io::stderr().lock();
     writeln!(
         err,
-        "svm: {} pages read, {} used, skipped: {}; {} blocks ({} Content); trained on {} ({} Content, seed {})",
+        "svm: {} pages read, {} used, skipped: {}; {} blocks ({} Content); trained on {} ({} Content, seed {}), \
+         features {}",
         report.pages,
         h.pages_used,
         if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") },
@@ -95,7 +100,8 @@ pub fn exec(c: Common<'_>, a: &SvmArgs) -> anyhow::Result<Outcome> {
         h.content_blocks,
         h.sample_blocks,
         h.sample_content_blocks,
-        h.sample_seed
+        h.sample_seed,
+        h.feature_set
     )?;
     let scores: Vec<String> = h.token_names.iter().zip(&h.token_scores).map(|(n, s)| format!("{n} {s:.0}")).collect();
     writeln!(err, "id/class tokens (Naive Bayes score): {}", scores.join(", "))?;

@@ -83,6 +83,10 @@ pub struct SvmTrainingSummary {
     pub sample_seed: u64,
     /// Share of a block's words aligned to gold for it to be Content.
     pub label_threshold: f64,
+    /// The paper's feature combination used (§IV.C: `text`, `text-position` or `all`); left-out
+    /// features were 0 in training, so the scaler maps them to 0.
+    #[serde(default)]
+    pub feature_set: String,
     /// The ten chosen id/class tokens as words (`?` when no sample page showed the word).
     #[serde(default)]
     pub token_names: Vec<String>,

@@ -46,6 +46,45 @@ pub struct SvmTrainOptions {
     pub label: LabelOptions,
     /// Worker threads for reading and labelling pages (0 = one per core).
     pub threads: usize,
+    /// Which of the paper's feature sets to use (§IV.C; default all 18).
+    pub feature_set: FeatureSet,
+}
+
+/// The feature combinations of §IV.C. A left-out feature is set to 0 in training, so the
+/// scaler maps it to 0 for every block at prediction as well: the model needs no other switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FeatureSet {
+    /// The seven text features only.
+    Text,
+    /// Text features and the relative position.
+    TextPosition,
+    /// Text, position and the ten id/class tokens (the paper's final model).
+    #[default]
+    All,
+}
+
+impl FeatureSet {
+    pub fn name(self) -> &'static str {
+        match self {
+            FeatureSet::Text => "text",
+            FeatureSet::TextPosition => "text-position",
+            FeatureSet::All => "all",
+        }
+    }
+
+    /// Parses `text`, `text-position` or `all`.
+    pub fn parse(s: &str) -> Option<FeatureSet> {
+        [FeatureSet::Text, FeatureSet::TextPosition, FeatureSet::All].into_iter().find(|f| f.name() == s)
+    }
+
+    /// Number of leading features kept.
+    fn kept(self) -> usize {
+        match self {
+            FeatureSet::Text => yao::N_DENSE - 1,
+            FeatureSet::TextPosition => yao::N_DENSE,
+            FeatureSet::All => N_FEATURES,
+        }
+    }
 }
 
 impl Default for SvmTrainOptions {
@@ -60,6 +99,7 @@ impl Default for SvmTrainOptions {
             label_threshold: 0.3,
             label: LabelOptions::default(),
             threads: 0,
+            feature_set: FeatureSet::All,
         }
     }
 }
@@ -263,6 +303,7 @@ pub fn train_svm(
             for (slot, t) in v[yao::N_DENSE..].iter_mut().zip(&tokens) {
                 *slot = f64::from(u8::from(*t != 0 && w.contains(t)));
             }
+            v[opts.feature_set.kept()..].fill(0.0);
             rows.push(v);
             labels.push(l);
         }
@@ -297,6 +338,7 @@ pub fn train_svm(
                 sample_content_blocks: sample_labels.iter().filter(|&&l| l).count(),
                 sample_seed: opts.seed,
                 label_threshold: opts.label_threshold,
+                feature_set: opts.feature_set.name().to_string(),
                 token_names: token_names(entries, &tokens, 200),
                 token_scores: top.iter().map(|&(_, s)| s).collect(),
                 sample_accuracy: 0.0,
