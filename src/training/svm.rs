@@ -151,10 +151,10 @@ fn token_names(entries: &[ManifestEntry], tokens: &[u64; N_TOKENS], max_pages: u
         for t in s.sink.iter().filter(|t| t.kind == TokenKind::StartTag) {
             for w in t.raw(&s.page).as_bytes().split(|b| !b.is_ascii_alphanumeric()).filter(|w| w.len() >= 3) {
                 let h = class_word_hash(w);
-                if let Some(i) = tokens.iter().position(|&k| k == h && k != 0) {
-                    if names[i] == "?" {
-                        names[i] = String::from_utf8_lossy(w).to_ascii_lowercase();
-                    }
+                if let Some(i) = tokens.iter().position(|&k| k == h && k != 0)
+                    && names[i] == "?"
+                {
+                    names[i] = String::from_utf8_lossy(w).to_ascii_lowercase();
                 }
             }
         }
