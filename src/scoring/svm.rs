@@ -159,8 +159,27 @@ impl SvmModel {
     /// Decision value of a scaled feature vector: positive for Content.
     #[inline]
     pub fn decision(&self, x: &BlockVector) -> f64 {
+        // Four support vectors at a time: each distance is still summed feature by feature in
+        // order (so the value is bit-identical to the plain loop), but the four independent
+        // sums keep the FPU busy instead of waiting on one chain of dependent additions — the
+        // compiler may not reorder a floating-point sum by itself. About 2× on the dev pages.
+        const LANES: usize = 4;
         let mut s = -self.rho;
-        for (sv, &c) in self.support.iter().zip(&self.coef) {
+        let mut svs = self.support.chunks_exact(LANES);
+        let mut coefs = self.coef.chunks_exact(LANES);
+        for (sv, c) in (&mut svs).zip(&mut coefs) {
+            let mut d = [0.0f64; LANES];
+            for (j, &xj) in x.iter().enumerate() {
+                for (dk, svk) in d.iter_mut().zip(sv) {
+                    let t = svk[j] - xj;
+                    *dk += t * t;
+                }
+            }
+            for (dk, ck) in d.iter().zip(c) {
+                s += ck * (-self.gamma * dk).exp();
+            }
+        }
+        for (sv, &c) in svs.remainder().iter().zip(coefs.remainder()) {
             let mut d = 0.0;
             for (a, b) in sv.iter().zip(x) {
                 d += (a - b) * (a - b);
@@ -421,6 +440,27 @@ mod tests {
         s.apply(&mut y);
         assert_eq!(y[0], 2.0);
         assert_eq!(Scaler::fit([]).lo, [0.0; N_FEATURES]);
+    }
+
+    #[test]
+    fn four_lane_decision_equals_the_plain_sum_bit_for_bit() {
+        let mut m = toy_model();
+        let mut seed = 3u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        m.support = (0..11).map(|_| std::array::from_fn(|_| next())).collect();
+        m.coef = (0..11).map(|_| next()).collect();
+        m.gamma = 0.3;
+        m.rho = 0.1;
+        let x: BlockVector = std::array::from_fn(|_| next());
+        let mut plain = -m.rho;
+        for (sv, &c) in m.support.iter().zip(&m.coef) {
+            let d: f64 = sv.iter().zip(&x).fold(0.0, |d, (a, b)| d + (a - b) * (a - b));
+            plain += c * (-m.gamma * d).exp();
+        }
+        assert_eq!(m.decision(&x).to_bits(), plain.to_bits());
     }
 
     #[test]
