@@ -317,7 +317,7 @@ impl PipelineConfig {
                 crate::scoring::NAMES.join(", ")
             ));
         }
-        if matches!(self.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "pso")
+        if matches!(self.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "pso" | "svm")
             && self.extractor.model.is_none()
         {
             p.push(format!("extractor.scorer `{}` needs extractor.model (a block model)", self.extractor.scorer));
