@@ -7,6 +7,9 @@
 //! weights, 30 L-BFGS iterations; PSO: 20 particles, 20 generations): its parameters are
 //! meaningless for quality but the work per block (segmenting, featurising, forward–backward,
 //! Viterbi, the eight PSO features) is the real one.
+//! The SVM block classifier (Yao & Zuo) gets a synthetic model instead: its cost is one kernel
+//! term per support vector per block, so the model has the 2667 support vectors of the
+//! protocol-A default (models/README.md) at seeded random positions.
 //! `cargo bench --bench extract`; criterion prints the throughput per case.
 
 use std::hint::black_box;
@@ -165,6 +168,31 @@ fn tiny_pso_model() -> PsoModel {
     PsoModel::new(thresholds_of(&r.best), blocks, PsoTrainingSummary::default())
 }
 
+/// An SVM model with `n` support vectors at seeded random positions (see the module header).
+fn synthetic_svm(n: usize) -> article_pipeline::scoring::svm::SvmModel {
+    use article_pipeline::blocks::yao::{N_FEATURES, N_TOKENS, YaoFeatureConfig};
+    use article_pipeline::scoring::svm::{Scaler, SvmHeader, SvmModel};
+    let mut s = 1u64;
+    let mut unit = move || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    };
+    let support = (0..n).map(|_| std::array::from_fn(|_| unit())).collect();
+    let coef = (0..n).map(|_| unit()).collect();
+    let (mut lo, mut hi) = ([0.0; N_FEATURES], [1.0; N_FEATURES]);
+    lo[0] = 1.0;
+    hi[0] = 200.0;
+    SvmModel {
+        header: SvmHeader::new(YaoFeatureConfig::default(), 1.0, 1.0 / 18.0, n, Default::default()),
+        scaler: Scaler { lo, hi },
+        tokens: [0; N_TOKENS],
+        gamma: 1.0 / 18.0,
+        rho: 0.0,
+        support,
+        coef,
+    }
+}
+
 /// A benchmarked scorer by name: the built-in ones, or a block scorer on a tiny model
 /// (`crf-edge`: the CRF with edge features).
 fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
@@ -179,6 +207,7 @@ fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
         "crf-mss" => block("crf", false, BlockOutput::Hybrid, "crf-mss"),
         "pso" => Ok(Box::new(PsoScorer::new(tiny_pso_model(), "bench"))),
         "pso-blocks" => Ok(Box::new(PsoScorer::every_block(tiny_pso_model(), "bench"))),
+        "svm" => Ok(Box::new(article_pipeline::scoring::svm::SvmScorer::new(synthetic_svm(2667), "bench"))),
         other => scoring::build(other, None, None).map_err(|e| e.to_string()),
     }
 }
@@ -206,7 +235,8 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    let names = ["simple", "nb", "largest-block", "crf", "crf-edge", "memm", "maxent", "crf-mss", "pso", "pso-blocks"];
+    let names =
+        ["simple", "nb", "largest-block", "crf", "crf-edge", "memm", "maxent", "crf-mss", "pso", "pso-blocks", "svm"];
     for scorer_name in names {
         let scorer = match make_scorer(scorer_name) {
             Ok(s) => s,

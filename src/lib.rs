@@ -12,7 +12,9 @@
 //!   chosen span into clean text (HR constraint, cleaning rules, paragraph layout).
 //! - [`blocks`] and [`learners`]: the block-labelling family of Gibson, Wellner & Lubar (2007)
 //!   — streaming block segmentation and features, CRF / MEMM / MaxEnt — behind the block
-//!   scorers of [`scoring::blocks`] (multi-span or hybrid with the maximum subsequence).
+//!   scorers of [`scoring::blocks`] (multi-span or hybrid with the maximum subsequence); Yao &
+//!   Zuo's SVM block classifier is [`blocks::yao`] (features), [`scoring::svm`] (model, scorer)
+//!   and [`training::svm`] (learning).
 //! - [`dataset`] and [`eval`]: manifests of (page, gold text) and the metrics of
 //!   `../shared/peers/score.py`, reimplemented to agree with it.
 //!

@@ -11,4 +11,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = article_pipeline::scoring::naive_bayes::NbModel::from_bytes(&bytes);
     let _ = article_pipeline::learners::BlockModel::from_bytes(&bytes);
     let _ = article_pipeline::scoring::pso::PsoModel::from_bytes(&bytes);
+    let _ = article_pipeline::scoring::svm::SvmModel::from_bytes(&bytes);
 });

@@ -7,7 +7,7 @@ use crate::eval::metrics::gold_plain_text;
 use crate::html::{Token, TokenKind, TokenizerOptions, tokenize};
 use crate::training::{LabelOptions, SkipReason, align, gold_word_keys};
 
-use super::{Block, segment};
+use super::{Block, BlockMode, segment_with};
 
 /// A page cut into blocks, with a gold label per block.
 pub struct LabelledBlocks {
@@ -30,6 +30,17 @@ pub fn label_blocks(
     threshold: f64,
     opts: &LabelOptions,
 ) -> Result<LabelledBlocks, SkipReason> {
+    label_blocks_with(html, gold_text, threshold, opts, BlockMode::Gibson)
+}
+
+/// [`label_blocks`] with another block definition (Yao & Zuo's for the SVM learner).
+pub fn label_blocks_with(
+    html: &[u8],
+    gold_text: &str,
+    threshold: f64,
+    opts: &LabelOptions,
+    mode: BlockMode,
+) -> Result<LabelledBlocks, SkipReason> {
     let gold = gold_word_keys(&gold_plain_text(gold_text));
     if gold.len() < opts.min_gold_words {
         return Err(SkipReason::ShortGold);
@@ -40,7 +51,7 @@ pub fn label_blocks(
     if coverage < opts.min_coverage {
         return Err(SkipReason::LowCoverage);
     }
-    let mut seg = segment(&s.page, &s.sink);
+    let mut seg = segment_with(&s.page, &s.sink, mode);
     let blocks = seg.take_blocks();
     let labels = block_labels(&s.sink, &blocks, &aligned_tok, threshold);
     Ok(LabelledBlocks { title: seg.title_keys().to_vec(), page: s.page, tokens: s.sink, blocks, labels, coverage })

@@ -14,10 +14,12 @@
 //! The other papers' block definitions are [`BlockMode`] options (issue 7): Yao & Zuo's
 //! block-level elements plus `<br>`, and the memory-based thesis' element text / tail.
 //! Not done yet: Ziegler's remove/prune lists, and choosing the mode from the CLI or the
-//! feature config (the learners always segment with [`BlockMode::Gibson`]).
+//! feature config (the CRF/MEMM/MaxEnt learners always segment with [`BlockMode::Gibson`];
+//! the SVM learner, [`yao`], always with [`BlockMode::Yao`]).
 
 pub mod features;
 pub mod labels;
+pub mod yao;
 
 use crate::features::class_words;
 use crate::html::tags::{self, TagId};

@@ -9,6 +9,7 @@ mod pack;
 mod run;
 mod train;
 mod train_pso;
+mod train_svm;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -37,7 +38,7 @@ enum Command {
     Extract(extract::ExtractArgs),
     /// Extract every page of dataset manifests and score it against the gold text.
     Eval(eval::EvalArgs),
-    /// Train a Naive Bayes model (or, with --learner, a CRF/MEMM/MaxEnt block model, or PSO block thresholds) from dataset manifests.
+    /// Train a Naive Bayes model (or, with --learner, a CRF/MEMM/MaxEnt block model, PSO block thresholds, or an SVM block classifier) from dataset manifests.
     Train(train::TrainArgs),
     /// Adapt a model to the sites of unlabelled pages (semi-supervised bootstrap, §6.2.4).
     Bootstrap(bootstrap::BootstrapArgs),

@@ -27,8 +27,8 @@ pub struct TrainArgs {
     #[arg(long)]
     out: PathBuf,
     /// Learner: Naive Bayes token scorer, a block labeller (crf, memm, maxent), or PSO
-    /// thresholds on text blocks (Ziegler & Skubacz 2007).
-    #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent", "pso"])]
+    /// thresholds on text blocks (Ziegler & Skubacz 2007), or an SVM block classifier (Yao & Zuo).
+    #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent", "pso", "svm"])]
     learner: String,
     /// Block learners: Gaussian prior sigma.
     #[arg(long, default_value_t = 1.0)]
@@ -83,11 +83,19 @@ pub struct TrainArgs {
     threads: usize,
     #[command(flatten)]
     pso: super::train_pso::PsoArgs,
+    #[command(flatten)]
+    svm: super::train_svm::SvmArgs,
 }
 
 pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     if args.learner == "pso" {
         return super::train_pso::exec(&args.manifest, &args.split, &args.out, args.threads, &args.pso);
+    }
+    if args.learner == "svm" {
+        let (manifests, split, out) = (&args.manifest, &args.split, &args.out);
+        let (threads, label_threshold, min_coverage) = (args.threads, args.label_threshold, args.min_coverage);
+        let common = super::train_svm::Common { manifests, split, out, threads, label_threshold, min_coverage };
+        return super::train_svm::exec(common, &args.svm);
     }
     if args.learner != "nb" {
         return exec_blocks(args);

@@ -302,6 +302,10 @@ pub struct PageMetrics {
     pub without: Option<f64>,
     /// Ziegler & Skubacz's length-scaled cosine similarity ([`super::ziegler`]; not in score.py).
     pub ziegler_sim: f64,
+    /// Yao & Zuo's LCS precision, recall and F1 over words ([`super::lcs`]; not in score.py).
+    pub lcs_p: f64,
+    pub lcs_r: f64,
+    pub lcs_f1: f64,
 }
 
 /// Scores one prediction against its gold, as score.py's `score_page`.
@@ -311,6 +315,7 @@ pub fn score_page(gold: &Gold, pred: &str) -> PageMetrics {
     let (tp, fp, fn_) = aeb_page(&gt, &pt);
     let (bow_p, bow_r, bow_f1) = bow_page(&gold_text, pred);
     let normp = norm_snippet(pred);
+    let (lcs_p, lcs_r, lcs_f1) = super::lcs::lcs_prf(&gold_text, pred);
     PageMetrics {
         empty: pt.is_empty(),
         tp,
@@ -326,6 +331,9 @@ pub fn score_page(gold: &Gold, pred: &str) -> PageMetrics {
         with: snippet_share(gold.with.as_ref(), &normp),
         without: snippet_share(gold.without.as_ref(), &normp),
         ziegler_sim: super::ziegler::similarity(&gold_text, pred),
+        lcs_p,
+        lcs_r,
+        lcs_f1,
     }
 }
 
@@ -348,6 +356,10 @@ pub struct Aggregate {
     pub without_pages: usize,
     /// Mean Ziegler & Skubacz similarity over all pages (not in score.py).
     pub ziegler_sim: Option<f64>,
+    /// Mean Yao & Zuo LCS precision, recall and F1 over all pages (not in score.py).
+    pub lcs_p: Option<f64>,
+    pub lcs_r: Option<f64>,
+    pub lcs_f1: Option<f64>,
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
@@ -379,6 +391,9 @@ pub fn aggregate<'a>(pages: impl IntoIterator<Item = &'a PageMetrics>) -> Aggreg
         without: mean(pages.iter().filter_map(|x| x.without)),
         without_pages: pages.iter().filter(|x| x.without.is_some()).count(),
         ziegler_sim: mean(pages.iter().map(|x| x.ziegler_sim)),
+        lcs_p: mean(pages.iter().map(|x| x.lcs_p)),
+        lcs_r: mean(pages.iter().map(|x| x.lcs_r)),
+        lcs_f1: mean(pages.iter().map(|x| x.lcs_f1)),
     }
 }
 

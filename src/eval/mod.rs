@@ -6,6 +6,7 @@
 //! prediction file does in score.py, and is also listed under its failure reason.
 
 pub mod blocks;
+pub mod lcs;
 pub mod metrics;
 pub mod ziegler;
 
@@ -182,13 +183,13 @@ pub fn format_table(r: &EvalReport) -> String {
     let _ = writeln!(s, "scorer: {}   split: {}", r.scorer, r.split.as_deref().unwrap_or("all"));
     let _ = writeln!(
         s,
-        "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "dataset", "pages", "empty", "shP", "shR", "shF1", "acc", "bowF1", "CE", "with%", "w/o%", "zSim"
+        "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "dataset", "pages", "empty", "shP", "shR", "shF1", "acc", "bowF1", "CE", "with%", "w/o%", "zSim", "lcsF1"
     );
     for (name, m) in r.datasets.iter().chain(std::iter::once((&"OVERALL".to_string(), &r.overall))) {
         let _ = writeln!(
             s,
-            "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            "{:<12} {:>6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
             name,
             m.pages,
             m.empty,
@@ -200,7 +201,8 @@ pub fn format_table(r: &EvalReport) -> String {
             f(m.cleaneval),
             pct(m.with),
             pct(m.without),
-            f(m.ziegler_sim)
+            f(m.ziegler_sim),
+            f(m.lcs_f1)
         );
     }
     let t = &r.throughput;

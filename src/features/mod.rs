@@ -268,14 +268,19 @@ pub fn class_words(tag: &[u8], out: &mut Vec<u64>) {
             if w.len() < 3 || w.iter().all(u8::is_ascii_digit) {
                 continue;
             }
-            let mut lower = [0u8; 24];
-            let n = w.len().min(24);
-            for (d, s) in lower.iter_mut().zip(&w[..n]) {
-                *d = s.to_ascii_lowercase();
-            }
-            out.push(xxh3_64_with_seed(&lower[..n], HASH_SEED ^ 2));
+            out.push(class_word_hash(w));
         }
     }
+}
+
+/// The hash [`class_words`] gives one id/class word (ASCII-lower-cased, first 24 bytes).
+pub fn class_word_hash(w: &[u8]) -> u64 {
+    let mut lower = [0u8; 24];
+    let n = w.len().min(24);
+    for (d, s) in lower.iter_mut().zip(&w[..n]) {
+        *d = s.to_ascii_lowercase();
+    }
+    xxh3_64_with_seed(&lower[..n], HASH_SEED ^ 2)
 }
 
 /// Combines feature parts into one key. The parts are already uniform 64-bit hashes, so a

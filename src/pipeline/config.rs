@@ -317,8 +317,10 @@ impl PipelineConfig {
                 crate::scoring::NAMES.join(", ")
             ));
         }
-        if matches!(self.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "pso" | "pso-blocks")
-            && self.extractor.model.is_none()
+        if matches!(
+            self.extractor.scorer.as_str(),
+            "crf" | "memm" | "maxent" | "crf-mss" | "pso" | "pso-blocks" | "svm"
+        ) && self.extractor.model.is_none()
         {
             p.push(format!("extractor.scorer `{}` needs extractor.model (a block model)", self.extractor.scorer));
         }

@@ -14,6 +14,7 @@ pub mod naive_bayes;
 pub mod pso;
 pub mod pso_blocks;
 pub mod simple;
+pub mod svm;
 
 use std::path::{Path, PathBuf};
 
@@ -87,7 +88,8 @@ pub enum ScorerError {
 }
 
 /// Registered scorer names.
-pub const NAMES: &[&str] = &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso", "pso-blocks"];
+pub const NAMES: &[&str] =
+    &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso", "pso-blocks", "svm"];
 
 /// The default model, trained on the wcxb train split (models/README.md), built into the binary.
 pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
@@ -133,6 +135,7 @@ fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError
                 pso::PsoScorer::every_block(m, stem)
             }))
         }
+        ("svm", model) => svm::load(model),
         (other, _) => Err(ScorerError::Unknown(other.to_string())),
     }
 }

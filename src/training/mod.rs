@@ -10,6 +10,7 @@
 pub mod align;
 pub mod bootstrap;
 pub mod pso;
+pub mod svm;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
