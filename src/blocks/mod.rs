@@ -18,6 +18,7 @@
 
 pub mod features;
 pub mod labels;
+pub mod text_tail;
 
 use crate::features::class_words;
 use crate::html::tags::{self, TagId};

@@ -27,8 +27,9 @@ pub struct TrainArgs {
     #[arg(long)]
     out: PathBuf,
     /// Learner: Naive Bayes token scorer, a block labeller (crf, memm, maxent), or PSO
-    /// thresholds on text blocks (Ziegler & Skubacz 2007).
-    #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent", "pso"])]
+    /// thresholds on text blocks (Ziegler & Skubacz 2007), or the memory-based learner (knn =
+    /// IB1, igtree; the TiMBL thesis).
+    #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent", "pso", "knn", "igtree"])]
     learner: String,
     /// Block learners: Gaussian prior sigma.
     #[arg(long, default_value_t = 1.0)]
@@ -83,11 +84,16 @@ pub struct TrainArgs {
     threads: usize,
     #[command(flatten)]
     pso: super::train_pso::PsoArgs,
+    #[command(flatten)]
+    mbl: super::train_mbl::MblArgs,
 }
 
 pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     if args.learner == "pso" {
         return super::train_pso::exec(&args.manifest, &args.split, &args.out, args.threads, &args.pso);
+    }
+    if matches!(args.learner.as_str(), "knn" | "igtree") {
+        return super::train_mbl::exec(&args.manifest, &args.split, &args.out, args.threads, &args.learner, &args.mbl);
     }
     if args.learner != "nb" {
         return exec_blocks(args);
