@@ -74,7 +74,7 @@ impl Scorer for MblScorer {
             self.name,
             self.model_name,
             o.weighting.name(),
-            self.model.header.stored
+            self.model.tree.as_ref().map_or(self.model.base.len(), |t| t.nodes.len())
         )
     }
 
