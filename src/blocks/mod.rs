@@ -14,7 +14,8 @@
 //! The other papers' block definitions are [`BlockMode`] options (issue 7): Yao & Zuo's
 //! block-level elements plus `<br>`, and the memory-based thesis' element text / tail.
 //! Not done yet: Ziegler's remove/prune lists, and choosing the mode from the CLI or the
-//! feature config (the learners always segment with [`BlockMode::Gibson`]).
+//! feature config (the CRF family always segments with [`BlockMode::Gibson`]; the memory-based
+//! learner always with [`BlockMode::TextTail`], through [`text_tail`]).
 
 pub mod features;
 pub mod labels;

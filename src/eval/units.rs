@@ -6,6 +6,7 @@
 //!
 //! Gold classes are derived with the same segmentation and the default unit threshold (½), on
 //! every page with a gold text (no coverage filter: a page the gold barely matches still counts).
+//! The title row counts only pages whose gold has a title.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +21,9 @@ use crate::training::LabelOptions;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct PageUnits {
     pub counts: [[u64; 4]; 4],
+    /// The gold has a title. Only these pages count in the title row: elsewhere a predicted
+    /// title is not known to be wrong (of our datasets only wcxb gives titles).
+    pub has_title: bool,
 }
 
 /// Compares predicted unit classes (codes, [`crate::scoring::Structure::unit_classes`]) with the
@@ -31,7 +35,8 @@ pub fn page_units(html: &[u8], gold: &Gold, predicted: &[u8]) -> Option<PageUnit
     if l.classes.len() != predicted.len() {
         return None;
     }
-    let mut p = PageUnits::default();
+    let mut p =
+        PageUnits { has_title: gold.title.as_deref().is_some_and(|t| !t.trim().is_empty()), ..PageUnits::default() };
     for (&g, &c) in l.classes.iter().zip(predicted) {
         p.counts[g as usize][Class::from_code(c) as usize] += 1;
     }
@@ -90,20 +95,27 @@ pub struct UnitReport {
 
 /// Aggregates pages (dataset name, counts).
 pub fn report<'a>(pages: impl Iterator<Item = (&'a str, &'a PageUnits)>) -> UnitReport {
-    let mut by_ds: BTreeMap<&str, [[u64; 4]; 4]> = BTreeMap::new();
-    let mut all = [[0u64; 4]; 4];
+    // Confusion counts of all pages, and of the pages with a gold title (for the title row).
+    type Both = ([[u64; 4]; 4], [[u64; 4]; 4]);
+    let mut by_ds: BTreeMap<&str, Both> = BTreeMap::new();
+    let mut all: Both = Default::default();
     let mut n = 0;
     for (ds, p) in pages {
         n += 1;
         let d = by_ds.entry(ds).or_default();
         for g in 0..4 {
             for c in 0..4 {
-                d[g][c] += p.counts[g][c];
-                all[g][c] += p.counts[g][c];
+                d.0[g][c] += p.counts[g][c];
+                all.0[g][c] += p.counts[g][c];
+                if p.has_title {
+                    d.1[g][c] += p.counts[g][c];
+                    all.1[g][c] += p.counts[g][c];
+                }
             }
         }
     }
-    let counts = |m: &[[u64; 4]; 4], k: usize| {
+    let counts = |b: &Both, k: usize| {
+        let m = if k == Class::Title as usize { &b.1 } else { &b.0 };
         let tp = m[k][k];
         let fp = (0..4).map(|g| m[g][k]).sum::<u64>() - tp;
         let fn_ = m[k].iter().sum::<u64>() - tp;
@@ -135,8 +147,8 @@ pub fn report<'a>(pages: impl Iterator<Item = (&'a str, &'a PageUnits)>) -> Unit
             }
         })
         .collect();
-    let units: u64 = all.iter().flatten().sum();
-    let right: u64 = (0..4).map(|k| all[k][k]).sum();
+    let units: u64 = all.0.iter().flatten().sum();
+    let right: u64 = (0..4).map(|k| all.0[k][k]).sum();
     UnitReport {
         pages: n,
         units,
@@ -200,7 +212,7 @@ mod tests {
         let mut a = PageUnits::default();
         a.counts[2][2] = 2;
         a.counts[3][2] = 1;
-        let mut b = PageUnits::default();
+        let mut b = PageUnits { has_title: true, ..PageUnits::default() };
         b.counts[0][0] = 1;
         b.counts[2][3] = 1;
         let r = report([("a", &a), ("b", &b)].into_iter());
@@ -213,5 +225,11 @@ mod tests {
         assert_eq!(r.classes[0].micro.f1, Some(1.0));
         assert_eq!(r.classes[1].micro.f1, None);
         assert_eq!(r.accuracy, Some(3.0 / 5.0));
+        // A title predicted on a page whose gold has none is not counted in the title row.
+        let mut c = PageUnits::default();
+        c.counts[3][0] = 1;
+        let r = report([("b", &b), ("c", &c)].into_iter());
+        assert_eq!((r.classes[0].tp, r.classes[0].fp), (1, 0));
+        assert_eq!(r.classes[3].fn_, 1);
     }
 }
