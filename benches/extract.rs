@@ -4,7 +4,8 @@
 //! and on generated news pages of 10 KB–1 MB. Block scorers need a model and none is shipped,
 //! so the setup trains a tiny one (2^16 weights, 30 L-BFGS iterations) on generated pages whose
 //! gold is their `<article>` text: its weights are meaningless for quality but the work per
-//! block (segmenting, featurising, forward–backward, Viterbi) is the real one.
+//! block (segmenting, featurising, forward–backward, Viterbi) is the real one. The memory-based
+//! scorers (`knn`, `igtree`) get a tiny instance base from the same pages the same way.
 //! `cargo bench --bench extract`; criterion prints the throughput per case.
 
 use std::hint::black_box;
@@ -144,6 +145,30 @@ fn tiny_block_model(learner: &str, edge_features: bool) -> Result<article_pipeli
     fit(&pages, &options, 1).map(|(m, _)| m).map_err(|e| e.to_string())
 }
 
+/// A tiny memory-based model (IB1 or IGTree) from generated pages, or why not.
+fn tiny_mbl_model(
+    algorithm: article_pipeline::learners::mbl::Algorithm,
+) -> Result<article_pipeline::learners::mbl::MblModel, String> {
+    use article_pipeline::blocks::text_tail::{N_FEATURES, label_units};
+    use article_pipeline::learners::mbl::{MblModel, MblOptions};
+    let mut all = Vec::new();
+    for seed in 0..12u64 {
+        let html = news_page(8_000 + 1_000 * seed as usize, 1000 + seed);
+        let Ok(l) = label_units(&html, &article_text(&html), None, 0.5, &LabelOptions::default()) else { continue };
+        let pairs = l.element_pairs();
+        let mut f = [0u8; N_FEATURES];
+        for i in l.elements.instances() {
+            l.elements.features(i, &mut f);
+            all.push((f, pairs[i]));
+        }
+    }
+    if all.is_empty() {
+        return Err("no labelled page".to_string());
+    }
+    let instances = article_pipeline::training::mbl::dedup(all);
+    Ok(MblModel::from_instances(&instances, MblOptions { algorithm, ..MblOptions::default() }, Default::default()))
+}
+
 /// A benchmarked scorer by name: the built-in ones, or a block scorer on a tiny model
 /// (`crf-edge`: the CRF with edge features).
 fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
@@ -156,6 +181,12 @@ fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
         "memm" => block("memm", false, BlockOutput::MultiSpan, "memm"),
         "maxent" => block("maxent", false, BlockOutput::MultiSpan, "maxent"),
         "crf-mss" => block("crf", false, BlockOutput::Hybrid, "crf-mss"),
+        "knn" | "igtree" => {
+            use article_pipeline::learners::mbl::Algorithm;
+            let algorithm = if name == "knn" { Algorithm::Ib1 } else { Algorithm::Igtree };
+            let m = tiny_mbl_model(algorithm)?;
+            Ok(Box::new(article_pipeline::scoring::mbl::MblScorer::new(m, name == "igtree", "bench")))
+        }
         other => scoring::build(other, None, None).map_err(|e| e.to_string()),
     }
 }
@@ -183,7 +214,7 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    let names = ["simple", "nb", "largest-block", "crf", "crf-edge", "memm", "maxent", "crf-mss"];
+    let names = ["simple", "nb", "largest-block", "crf", "crf-edge", "memm", "maxent", "crf-mss", "knn", "igtree"];
     for scorer_name in names {
         let scorer = match make_scorer(scorer_name) {
             Ok(s) => s,
