@@ -139,3 +139,47 @@ fn eval_prints_per_class_unit_scores() {
     assert_eq!(v["units"]["classes"][2]["micro"]["f1"], 1.0);
     assert_eq!(v["units"]["accuracy"], 1.0);
 }
+
+#[test]
+fn crawl_records_carry_the_predicted_title_and_headings() {
+    use article_pipeline::sink::{list_parts, read_part};
+    use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest(dir.path());
+    let model = dir.path().join("x.mbl").to_string_lossy().into_owned();
+    train(&m, "knn", &model, &[]);
+    let warc = dir.path().join("c.warc.gz");
+    let mut w = WarcWriter::create(&warc, "test").unwrap();
+    let story = "The mayor said that the new library will open in June next year.";
+    let mut response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n".to_vec();
+    response.extend_from_slice(page("Library opens", "Opening hours", story).as_bytes());
+    let ex = Exchange {
+        url: "http://news.test/1",
+        date: "2026-11-22T10:00:00Z",
+        request: b"GET / HTTP/1.1\r\n\r\n",
+        response: &response,
+        ip: None,
+    };
+    w.write_exchange(&ex).unwrap();
+    w.finish().unwrap();
+    for (scorer, model) in [("knn", Some(model.as_str())), ("simple", None)] {
+        let out = dir.path().join(format!("out-{scorer}"));
+        let mut args = vec!["--warc", warc.to_str().unwrap(), "--out", out.to_str().unwrap(), "--scorer", scorer];
+        if let Some(m) = model {
+            args.extend_from_slice(&["--model", m]);
+        }
+        let o = pipeline(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let recs: Vec<serde_json::Value> =
+            list_parts(&out).unwrap().iter().flat_map(|p| read_part(p).unwrap()).collect();
+        assert_eq!(recs.len(), 1);
+        let s = &recs[0]["metadata"]["structure"];
+        if scorer == "knn" {
+            assert_eq!(s["title"], "Library opens", "{s}");
+            assert_eq!(s["headings"], serde_json::json!(["Opening hours"]), "{s}");
+            assert_eq!(recs[0]["metadata"]["title"], "Library opens | Daily");
+        } else {
+            assert!(s.is_null(), "{s}");
+        }
+    }
+}
