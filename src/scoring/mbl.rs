@@ -8,6 +8,7 @@
 //! no title, more than one title, two headings together), come out as a [`Structure`].
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use super::{PageScorer, Scorer, ScorerError, Selection, Structure};
 use crate::blocks::text_tail::{Class, Features, N_FEATURES, PageElements, unpair};
@@ -36,11 +37,39 @@ pub fn load(name: &str, model: Option<&std::path::Path>) -> Result<Box<dyn Score
 /// (the classifier gives no probabilities to fall back on, unlike the CRF).
 pub const FALLBACK_SHARE: f64 = 0.5;
 
+/// Feature vectors remembered across pages by [`SharedCache`] (default 2^18, about 15 MB).
+pub const CACHE_ENTRIES: usize = 1 << 18;
+
+/// IB1 answers for vectors seen on earlier pages, shared by all threads: a site's template
+/// repeats on each of its pages, and IB1's exact search is nearly the whole extraction cost
+/// (models/README.md). Answers are the model's own, so the output never depends on the cache;
+/// once [`CACHE_ENTRIES`] are stored nothing more is added. Not used for IGTree, whose lookup
+/// is cheaper than the lock.
+#[derive(Debug, Default)]
+pub struct SharedCache {
+    map: Mutex<HashMap<Features, u8>>,
+}
+
+impl SharedCache {
+    fn get(&self, f: &Features) -> Option<u8> {
+        self.map.lock().ok()?.get(f).copied()
+    }
+
+    fn put(&self, f: Features, class: u8) {
+        if let Ok(mut m) = self.map.lock()
+            && m.len() < CACHE_ENTRIES
+        {
+            m.insert(f, class);
+        }
+    }
+}
+
 /// A scorer backed by a memory-based model.
 pub struct MblScorer {
     model: MblModel,
     name: &'static str,
     model_name: String,
+    cache: SharedCache,
 }
 
 impl MblScorer {
@@ -48,7 +77,7 @@ impl MblScorer {
     /// compresses an IB1 instance base into a tree at load.
     pub fn new(model: MblModel, igtree: bool, model_name: impl Into<String>) -> Self {
         let (model, name) = if igtree { (model.into_igtree(), "igtree") } else { (model, "knn") };
-        MblScorer { model, name, model_name: model_name.into() }
+        MblScorer { model, name, model_name: model_name.into(), cache: SharedCache::default() }
     }
 
     pub fn model(&self) -> &MblModel {
@@ -81,6 +110,7 @@ impl Scorer for MblScorer {
     fn page_scorer(&self) -> Box<dyn PageScorer + '_> {
         Box::new(MblPageScorer {
             model: &self.model,
+            cache: (self.model.tree.is_none()).then_some(&self.cache),
             segmenter: Segmenter::with_mode(BlockMode::TextTail),
             buffered: Vec::new(),
             work: Workspace::default(),
@@ -95,6 +125,7 @@ impl Scorer for MblScorer {
 
 struct MblPageScorer<'a> {
     model: &'a MblModel,
+    cache: Option<&'a SharedCache>,
     segmenter: Segmenter,
     buffered: Vec<Token>,
     work: Workspace,
@@ -115,6 +146,7 @@ pub struct Workspace {
 /// Unit classes of a segmented page under `model`.
 pub fn classify_units(
     model: &MblModel,
+    cache: Option<&SharedCache>,
     page: &str,
     tokens: &[Token],
     blocks: &[Block],
@@ -128,7 +160,16 @@ pub fn classify_units(
     let mut f = [0u8; N_FEATURES];
     for e in elements.instances() {
         elements.features(e, &mut f);
-        pairs[e] = *memo.entry(f).or_insert_with(|| model.classify(&f, scratch));
+        pairs[e] = *memo.entry(f).or_insert_with(|| match cache.and_then(|c| c.get(&f)) {
+            Some(c) => c,
+            None => {
+                let c = model.classify(&f, scratch);
+                if let Some(cache) = cache {
+                    cache.put(f, c);
+                }
+                c
+            }
+        });
     }
     let mut classes: Vec<Class> = elements
         .units
@@ -222,7 +263,7 @@ impl PageScorer for MblPageScorer<'_> {
     fn finish(&mut self, page: &str, out: &mut dyn FnMut(f64)) {
         self.segmenter.finish();
         let blocks = self.segmenter.blocks();
-        let classes = classify_units(self.model, page, &self.buffered, blocks, &mut self.work);
+        let classes = classify_units(self.model, self.cache, page, &self.buffered, blocks, &mut self.work);
         let mut next = 0usize;
         for (b, c) in blocks.iter().zip(&classes) {
             for _ in next..b.first as usize {
