@@ -10,6 +10,8 @@
 //! The SVM block classifier (Yao & Zuo) gets a synthetic model instead: its cost is one kernel
 //! term per support vector per block, so the model has the 2667 support vectors of the
 //! protocol-A default (models/README.md) at seeded random positions.
+//! The memory-based scorers (`knn`, `igtree`) get a tiny instance base from the generated pages
+//! the way the block models do.
 //! `cargo bench --bench extract`; criterion prints the throughput per case.
 
 use std::hint::black_box;
@@ -193,6 +195,30 @@ fn synthetic_svm(n: usize) -> article_pipeline::scoring::svm::SvmModel {
     }
 }
 
+/// A tiny memory-based model (IB1 or IGTree) from generated pages, or why not.
+fn tiny_mbl_model(
+    algorithm: article_pipeline::learners::mbl::Algorithm,
+) -> Result<article_pipeline::learners::mbl::MblModel, String> {
+    use article_pipeline::blocks::text_tail::{N_FEATURES, label_units};
+    use article_pipeline::learners::mbl::{MblModel, MblOptions};
+    let mut all = Vec::new();
+    for seed in 0..12u64 {
+        let html = news_page(8_000 + 1_000 * seed as usize, 1000 + seed);
+        let Ok(l) = label_units(&html, &article_text(&html), None, 0.5, &LabelOptions::default()) else { continue };
+        let pairs = l.element_pairs();
+        let mut f = [0u8; N_FEATURES];
+        for i in l.elements.instances() {
+            l.elements.features(i, &mut f);
+            all.push((f, pairs[i]));
+        }
+    }
+    if all.is_empty() {
+        return Err("no labelled page".to_string());
+    }
+    let instances = article_pipeline::training::mbl::dedup(all);
+    Ok(MblModel::from_instances(&instances, MblOptions { algorithm, ..MblOptions::default() }, Default::default()))
+}
+
 /// A benchmarked scorer by name: the built-in ones, or a block scorer on a tiny model
 /// (`crf-edge`: the CRF with edge features).
 fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
@@ -208,6 +234,12 @@ fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
         "pso" => Ok(Box::new(PsoScorer::new(tiny_pso_model(), "bench"))),
         "pso-blocks" => Ok(Box::new(PsoScorer::every_block(tiny_pso_model(), "bench"))),
         "svm" => Ok(Box::new(article_pipeline::scoring::svm::SvmScorer::new(synthetic_svm(2667), "bench"))),
+        "knn" | "igtree" => {
+            use article_pipeline::learners::mbl::Algorithm;
+            let algorithm = if name == "knn" { Algorithm::Ib1 } else { Algorithm::Igtree };
+            let m = tiny_mbl_model(algorithm)?;
+            Ok(Box::new(article_pipeline::scoring::mbl::MblScorer::new(m, name == "igtree", "bench")))
+        }
         other => scoring::build(other, None, None).map_err(|e| e.to_string()),
     }
 }
@@ -235,8 +267,21 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    let names =
-        ["simple", "nb", "largest-block", "crf", "crf-edge", "memm", "maxent", "crf-mss", "pso", "pso-blocks", "svm"];
+    let names = [
+        "simple",
+        "nb",
+        "largest-block",
+        "crf",
+        "crf-edge",
+        "memm",
+        "maxent",
+        "crf-mss",
+        "pso",
+        "pso-blocks",
+        "svm",
+        "knn",
+        "igtree",
+    ];
     for scorer_name in names {
         let scorer = match make_scorer(scorer_name) {
             Ok(s) => s,

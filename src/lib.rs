@@ -14,7 +14,10 @@
 //!   — streaming block segmentation and features, CRF / MEMM / MaxEnt — behind the block
 //!   scorers of [`scoring::blocks`] (multi-span or hybrid with the maximum subsequence); Yao &
 //!   Zuo's SVM block classifier is [`blocks::yao`] (features), [`scoring::svm`] (model, scorer)
-//!   and [`training::svm`] (learning).
+//!   and [`training::svm`] (learning). The memory-based learner of the TiMBL thesis reuses the
+//!   segmenter's text/tail units ([`blocks::text_tail`], [`learners::mbl`]: IB1 and IGTree)
+//!   behind [`scoring::mbl`], which also predicts the article's title and headings
+//!   ([`scoring::Structure`]).
 //! - [`dataset`] and [`eval`]: manifests of (page, gold text) and the metrics of
 //!   `../shared/peers/score.py`, reimplemented to agree with it.
 //!

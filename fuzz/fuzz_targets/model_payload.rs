@@ -12,4 +12,8 @@ fuzz_target!(|data: &[u8]| {
     let _ = article_pipeline::learners::BlockModel::from_bytes(&bytes);
     let _ = article_pipeline::scoring::pso::PsoModel::from_bytes(&bytes);
     let _ = article_pipeline::scoring::svm::SvmModel::from_bytes(&bytes);
+    if let Ok(m) = article_pipeline::learners::mbl::MblModel::from_bytes(&bytes) {
+        // A model that loads must classify without panicking.
+        let _ = m.classify(&[0u8; 41], &mut Default::default());
+    }
 });

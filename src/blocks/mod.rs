@@ -15,10 +15,12 @@
 //! block-level elements plus `<br>`, and the memory-based thesis' element text / tail.
 //! Not done yet: Ziegler's remove/prune lists, and choosing the mode from the CLI or the
 //! feature config (the CRF/MEMM/MaxEnt learners always segment with [`BlockMode::Gibson`];
-//! the SVM learner, [`yao`], always with [`BlockMode::Yao`]).
+//! the SVM learner, [`yao`], always with [`BlockMode::Yao`]; the memory-based learner always
+//! with [`BlockMode::TextTail`], through [`text_tail`]).
 
 pub mod features;
 pub mod labels;
+pub mod text_tail;
 pub mod yao;
 
 use crate::features::class_words;

@@ -60,7 +60,7 @@ pub fn exec(args: ExtractArgs) -> anyhow::Result<Outcome> {
                 let v = json!({
                     "path": name, "title": x.title, "text": x.text, "span": x.span, "byte_span": x.byte_span,
                     "score": x.score, "tokens": x.tokens, "encoding": x.encoding, "scorer": x.scorer,
-                    "model": scorer.model_id(),
+                    "model": scorer.model_id(), "structure": x.structure,
                 });
                 writeln!(out, "{v}")?;
             }

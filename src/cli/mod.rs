@@ -8,6 +8,7 @@ mod extract;
 mod pack;
 mod run;
 mod train;
+mod train_mbl;
 mod train_pso;
 mod train_svm;
 

@@ -27,8 +27,9 @@ pub struct TrainArgs {
     #[arg(long)]
     out: PathBuf,
     /// Learner: Naive Bayes token scorer, a block labeller (crf, memm, maxent), or PSO
-    /// thresholds on text blocks (Ziegler & Skubacz 2007), or an SVM block classifier (Yao & Zuo).
-    #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent", "pso", "svm"])]
+    /// thresholds on text blocks (Ziegler & Skubacz 2007), an SVM block classifier (Yao & Zuo),
+    /// or the memory-based learner (knn = IB1, igtree; the TiMBL thesis).
+    #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent", "pso", "svm", "knn", "igtree"])]
     learner: String,
     /// Block learners: Gaussian prior sigma.
     #[arg(long, default_value_t = 1.0)]
@@ -85,6 +86,8 @@ pub struct TrainArgs {
     pso: super::train_pso::PsoArgs,
     #[command(flatten)]
     svm: super::train_svm::SvmArgs,
+    #[command(flatten)]
+    mbl: super::train_mbl::MblArgs,
 }
 
 pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
@@ -96,6 +99,9 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
         let (threads, label_threshold, min_coverage) = (args.threads, args.label_threshold, args.min_coverage);
         let common = super::train_svm::Common { manifests, split, out, threads, label_threshold, min_coverage };
         return super::train_svm::exec(common, &args.svm);
+    }
+    if matches!(args.learner.as_str(), "knn" | "igtree") {
+        return super::train_mbl::exec(&args.manifest, &args.split, &args.out, args.threads, &args.learner, &args.mbl);
     }
     if args.learner != "nb" {
         return exec_blocks(args);

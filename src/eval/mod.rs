@@ -8,6 +8,7 @@
 pub mod blocks;
 pub mod lcs;
 pub mod metrics;
+pub mod units;
 pub mod ziegler;
 
 use std::collections::BTreeMap;
@@ -41,6 +42,9 @@ pub struct PageResult {
     /// block labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<blocks::PageBlocks>,
+    /// Unit confusion counts, for scorers that label structure ([`units`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units: Option<units::PageUnits>,
 }
 
 /// Throughput of the extraction itself.
@@ -73,6 +77,9 @@ pub struct EvalReport {
     /// Block and document metrics, when asked for ([`evaluate_with_blocks`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<blocks::BlockReport>,
+    /// Per-class unit P/R/F of structure-labelling scorers ([`units`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units: Option<units::UnitReport>,
 }
 
 /// Extracts and scores every entry with `threads` workers (0 = one per core).
@@ -101,11 +108,15 @@ pub fn evaluate_with_blocks(
     if block_metrics {
         r.blocks = Some(blocks::report(pages.iter().map(|p| p.blocks.as_ref())));
     }
+    if pages.iter().any(|p| p.units.is_some()) {
+        r.units = Some(units::report(pages.iter().filter_map(|p| Some((p.dataset.as_str(), p.units.as_ref()?)))));
+    }
     Ok((r, pages))
 }
 
 fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics: bool) -> PageResult {
     let mut page_blocks = None;
+    let mut page_units = None;
     let dataset = entry.dataset_name().to_string();
     let (text, error, html_bytes, elapsed) = match std::fs::read(&entry.path) {
         Err(e) => (
@@ -122,6 +133,9 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics
                 let text = r.as_ref().map_or("", |x| x.text.as_str());
                 page_blocks = blocks::page_blocks(&bytes, entry.gold.text.as_deref().unwrap_or(""), text);
             }
+            if let Some(st) = r.as_ref().ok().and_then(|x| x.structure.as_ref()) {
+                page_units = units::page_units(&bytes, &entry.gold, &st.unit_classes);
+            }
             match r {
                 Ok(x) => (x.text, None, bytes.len(), elapsed),
                 Err(e) => (
@@ -134,7 +148,17 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics
         }
     };
     let metrics = metrics::score_page(&entry.gold, &text);
-    PageResult { id: entry.id.clone(), dataset, metrics, error, html_bytes, elapsed, text, blocks: page_blocks }
+    PageResult {
+        id: entry.id.clone(),
+        dataset,
+        metrics,
+        error,
+        html_bytes,
+        elapsed,
+        text,
+        blocks: page_blocks,
+        units: page_units,
+    }
 }
 
 /// Aggregates page results into the report tables.
@@ -171,7 +195,7 @@ pub fn report(
         pages_per_s_per_thread: per(pages.len() as f64, extract_seconds),
         mb_per_s_wall: per(html_bytes as f64 / 1e6, wall_seconds),
     };
-    EvalReport { scorer, split, datasets, overall, throughput, failures, blocks: None }
+    EvalReport { scorer, split, datasets, overall, throughput, failures, blocks: None, units: None }
 }
 
 /// The report as a fixed-width table (the layout of score.py's, plus throughput).
@@ -218,6 +242,9 @@ pub fn format_table(r: &EvalReport) -> String {
     );
     if let Some(b) = &r.blocks {
         s.push_str(&blocks::format_table(b));
+    }
+    if let Some(u) = &r.units {
+        s.push_str(&units::format_table(u));
     }
     if r.failures.is_empty() {
         let _ = writeln!(s, "failed pages: none");

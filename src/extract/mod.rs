@@ -9,7 +9,7 @@ pub mod text;
 use serde::{Deserialize, Serialize};
 
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions};
-use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, max_subsequence};
+use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -89,6 +89,9 @@ pub struct Extraction {
     pub scorer: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top_segments: Vec<Segment>,
+    /// Predicted title and headings, for scorers that label structure (`knn`, `igtree`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structure: Option<Structure>,
 }
 
 /// Extracts pages with one scorer and one set of options; cheap to share between threads.
@@ -217,18 +220,15 @@ impl PageExtraction<'_> {
             let (mss, scores) = (&mut sink.mss, &mut sink.scores);
             sink.scorer.finish(page, &mut |s| ScoreSink::emit(mss, scores, s));
         }
+        let structure = sink.scorer.structure();
         debug_assert_eq!(sink.mss.len(), sink.tokens.len(), "a scorer must emit one score per token");
         let tokens = &sink.tokens;
         if self.selection == Selection::PositiveTokens {
             let scores = sink.scores.as_deref().unwrap_or_default();
-            return Ok(positive_tokens(
-                page,
-                tokens,
-                scores,
-                title,
-                summary.encoding.map(|(e, _)| e),
-                self.scorer_name,
-            ));
+            let mut x =
+                positive_tokens(page, tokens, scores, title, summary.encoding.map(|(e, _)| e), self.scorer_name);
+            x.structure = structure;
+            return Ok(x);
         }
         let best = sink.mss.best().filter(|b| b.value > 0.0);
         let mut span = best.map(|b| (b.start, b.end));
@@ -264,6 +264,7 @@ impl PageExtraction<'_> {
             encoding: summary.encoding.map(|(e, _)| e),
             scorer: self.scorer_name,
             top_segments,
+            structure,
         })
     }
 }
@@ -298,6 +299,7 @@ fn positive_tokens(
         encoding,
         scorer,
         top_segments: Vec::new(),
+        structure: None,
     }
 }
 

@@ -12,6 +12,7 @@
 pub mod crf;
 pub mod lbfgs;
 pub mod maxent;
+pub mod mbl;
 pub mod memm;
 
 use std::collections::BTreeMap;

@@ -324,6 +324,12 @@ impl PipelineConfig {
         {
             p.push(format!("extractor.scorer `{}` needs extractor.model (a block model)", self.extractor.scorer));
         }
+        if matches!(self.extractor.scorer.as_str(), "knn" | "igtree") && self.extractor.model.is_none() {
+            p.push(format!(
+                "extractor.scorer `{}` needs extractor.model (a memory-based model)",
+                self.extractor.scorer
+            ));
+        }
         if let Some(m) = &self.extractor.model
             && !m.is_file()
         {

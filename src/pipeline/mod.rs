@@ -406,6 +406,7 @@ fn work(event: Option<SourceEvent>, extractor: &Extractor<'_>, fingerprinter: &F
             },
             fingerprints,
             near_duplicate_of: None,
+            structure: x.structure,
         },
     };
     Outcome::Record(Box::new(record), bytes)

@@ -9,6 +9,7 @@
 pub mod blocks;
 pub mod largest_block;
 pub mod max_subsequence;
+pub mod mbl;
 pub mod model_file;
 pub mod naive_bayes;
 pub mod pso;
@@ -60,6 +61,27 @@ pub trait PageScorer {
     fn push(&mut self, page: &str, token: &Token, out: &mut dyn FnMut(f64));
     /// End of page: emits the scores still owed.
     fn finish(&mut self, page: &str, out: &mut dyn FnMut(f64));
+    /// After [`finish`](Self::finish): the page structure, for scorers that predict one.
+    fn structure(&mut self) -> Option<Structure> {
+        None
+    }
+}
+
+/// Title and headings predicted by a structure-labelling scorer (`knn`, `igtree`: the
+/// memory-based thesis' title / heading / body / garbage), with the thesis' post-processing
+/// warnings (§6.8). Output records carry it so an indexer gets the article's structure.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Structure {
+    /// The predicted article title (not `<title>`), if any.
+    pub title: Option<String>,
+    /// Predicted headings, in page order.
+    pub headings: Vec<String>,
+    /// `no_title`, `multiple_titles`, `consecutive_headings`.
+    pub warnings: Vec<String>,
+    /// Class code of every text-tail unit (for unit-level evaluation; not serialised).
+    #[serde(skip)]
+    pub unit_classes: Vec<u8>,
 }
 
 /// Errors building a scorer from its name and model.
@@ -89,7 +111,7 @@ pub enum ScorerError {
 
 /// Registered scorer names.
 pub const NAMES: &[&str] =
-    &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso", "pso-blocks", "svm"];
+    &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso", "pso-blocks", "svm", "knn", "igtree"];
 
 /// The default model, trained on the wcxb train split (models/README.md), built into the binary.
 pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
@@ -136,6 +158,7 @@ fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError
             }))
         }
         ("svm", model) => svm::load(model),
+        ("knn" | "igtree", _) => mbl::load(name, model),
         (other, _) => Err(ScorerError::Unknown(other.to_string())),
     }
 }

@@ -37,6 +37,10 @@ pub struct Metadata {
     pub fingerprints: Fingerprints,
     /// The id of the first record of this run whose text this one nearly duplicates.
     pub near_duplicate_of: Option<String>,
+    /// Predicted article title, headings and structure warnings (`knn`, `igtree`); null for
+    /// scorers that do not label structure.
+    #[serde(default)]
+    pub structure: Option<crate::scoring::Structure>,
 }
 
 /// Where a page came from.

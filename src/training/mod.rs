@@ -9,6 +9,7 @@
 
 pub mod align;
 pub mod bootstrap;
+pub mod mbl;
 pub mod pso;
 pub mod svm;
 
