@@ -90,6 +90,19 @@ pub struct TrainArgs {
     mbl: super::train_mbl::MblArgs,
 }
 
+/// A progress line on stderr (terminals only): "`what`: done/total pages", every 20 pages.
+pub(super) fn progress_line(what: &'static str, total: usize) -> impl Fn(usize) + Sync {
+    let tty = std::io::stderr().is_terminal();
+    move |done: usize| {
+        if tty && (done.is_multiple_of(20) || done == total) {
+            eprint!("\r{what}: {done}/{total} pages");
+            if done == total {
+                eprintln!();
+            }
+        }
+    }
+}
+
 pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     if args.learner == "pso" {
         return super::train_pso::exec(&args.manifest, &args.split, &args.out, args.threads, &args.pso);
@@ -123,16 +136,7 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     };
     let label =
         LabelOptions { min_coverage: args.min_coverage, max_tag_ratio: args.max_tag_ratio, ..LabelOptions::default() };
-    let total = entries.len();
-    let tty = std::io::stderr().is_terminal();
-    let progress = move |done: usize| {
-        if tty && (done.is_multiple_of(20) || done == total) {
-            eprint!("\rtraining: {done}/{total} pages");
-            if done == total {
-                eprintln!();
-            }
-        }
-    };
+    let progress = progress_line("training", entries.len());
     let t = Instant::now();
     let (model, report) = training::train_nb(&entries, params, &label, args.threads, &progress)?;
     let bytes = model.to_bytes();
@@ -203,16 +207,7 @@ fn exec_blocks(args: TrainArgs) -> anyhow::Result<Outcome> {
     anyhow::ensure!(!entries.is_empty(), "no `{}` pages in {:?}", args.split, args.manifest);
     let label =
         LabelOptions { min_coverage: args.min_coverage, max_tag_ratio: args.max_tag_ratio, ..LabelOptions::default() };
-    let total = entries.len();
-    let tty = std::io::stderr().is_terminal();
-    let progress = move |done: usize| {
-        if tty && (done.is_multiple_of(20) || done == total) {
-            eprint!("\rlabelling: {done}/{total} pages");
-            if done == total {
-                eprintln!();
-            }
-        }
-    };
+    let progress = progress_line("labelling", entries.len());
     let model = learners::train(&entries, &options, &label, args.threads, &progress)?;
     let bytes = model.to_bytes();
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -226,7 +221,7 @@ fn exec_blocks(args: TrainArgs) -> anyhow::Result<Outcome> {
         "{}: {} pages read, {} used, skipped: {}; {} blocks ({} Content); {} L-BFGS iterations{}, objective {:.1}; \
          model {} bytes -> {} in {:.1} s",
         model.header.learner,
-        total,
+        entries.len(),
         h.pages_used,
         if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") },
         h.blocks,

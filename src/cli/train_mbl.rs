@@ -1,7 +1,7 @@
 //! `pipeline train --learner knn|igtree`: the memory-based learner's options and its run (the
 //! TiMBL thesis); `train.rs` dispatches here so the other learners' paths are untouched.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -48,16 +48,7 @@ pub fn exec(
     anyhow::ensure!(!entries.is_empty(), "no `{split}` pages in {manifests:?}");
     // Training pages are labelled like the other learners' but keep low-coverage pages out.
     let label = LabelOptions::default();
-    let total = entries.len();
-    let tty = std::io::stderr().is_terminal();
-    let progress = move |done: usize| {
-        if tty && (done.is_multiple_of(20) || done == total) {
-            eprint!("\rlabelling: {done}/{total} pages");
-            if done == total {
-                eprintln!();
-            }
-        }
-    };
+    let progress = super::train::progress_line("labelling", entries.len());
     let model = mbl::train_mbl(&entries, &opts, &label, threads, &progress)?;
     let bytes = model.to_bytes();
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -70,7 +61,8 @@ pub fn exec(
     let mut err = std::io::stderr().lock();
     writeln!(
         err,
-        "{learner}: {total} pages read, {} used, skipped: {}; units title {} heading {} body {} garbage {}",
+        "{learner}: {} pages read, {} used, skipped: {}; units title {} heading {} body {} garbage {}",
+        entries.len(),
         t.pages_used,
         if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") },
         t.unit_classes[0],

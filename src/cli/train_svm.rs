@@ -1,7 +1,7 @@
 //! `pipeline train --learner svm`: the SVM block classifier's options and its run (Yao & Zuo,
 //! §III); `train.rs` dispatches here so the other learners' paths are untouched.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -69,16 +69,7 @@ pub fn exec(c: Common<'_>, a: &SvmArgs) -> anyhow::Result<Outcome> {
         threads: c.threads,
         feature_set: FeatureSet::parse(&a.svm_feature_set).unwrap_or_default(),
     };
-    let total = entries.len();
-    let tty = std::io::stderr().is_terminal();
-    let progress = move |done: usize| {
-        if tty && (done.is_multiple_of(20) || done == total) {
-            eprint!("\rlabelling: {done}/{total} pages");
-            if done == total {
-                eprintln!();
-            }
-        }
-    };
+    let progress = super::train::progress_line("labelling", entries.len());
     let t = Instant::now();
     let (model, report) = svm::train_svm(&entries, &opts, &progress)?;
     let bytes = model.to_bytes();

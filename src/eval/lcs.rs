@@ -6,14 +6,15 @@
 //!
 //! Words are tokenised exactly as for the bag of words: the `\w+` runs of
 //! [`super::metrics::word_tokens`], lower-cased. Each word is hashed (lower-casing as it hashes,
-//! so no string is built per token) and interned to a small id, and the LCS length is the
-//! bit-parallel algorithm of Allison & Dix / Hyyrö ([`lcs_bit_parallel`]): O(n·⌈m/64⌉) word
-//! operations, about 1.6 M for two 10 000-word texts. Not in score.py; `pipeline eval` shows it
+//! so no string is built per token) and interned to a small id, and the LCS length is the CleanEval score's
+//! [`lcs_length`] (common prefix and suffix trimmed, then Myers' diff or the bit-parallel
+//! algorithm of Allison & Dix / Hyyrö: O(n·⌈m/64⌉) word operations at worst, about 1.6 M for
+//! two 10 000-word texts). Not in score.py; `pipeline eval` shows it
 //! as `lcsF1` and `lcs_p`/`lcs_r`/`lcs_f1` in `--json`.
 
 use std::collections::HashMap;
 
-use super::metrics::word_tokens;
+use super::metrics::{lcs_length, word_tokens};
 
 /// FNV-1a over the UTF-8 of the lower-cased word (64 bits: collisions among a page's few
 /// thousand distinct words are negligible).
@@ -37,40 +38,6 @@ fn word_ids(text: &str, ids: &mut HashMap<u64, u32>, out: &mut Vec<u32>) {
     }
 }
 
-/// LCS length of two id sequences by bit-vector (Allison & Dix 1986; Hyyrö 2004): one bit per
-/// position of the shorter side, each symbol of the longer side updates the vector with one
-/// multi-word addition. `symbols` bounds the ids (all ids < `symbols`).
-pub fn lcs_bit_parallel(a: &[u32], b: &[u32], symbols: usize) -> usize {
-    let (a, b) = if b.len() > a.len() { (b, a) } else { (a, b) };
-    let m = b.len();
-    if m == 0 {
-        return 0;
-    }
-    let words = m.div_ceil(64);
-    // Match masks, one row of `words` per symbol, dense (ids are small and contiguous).
-    let mut masks = vec![0u64; symbols * words];
-    for (j, &s) in b.iter().enumerate() {
-        masks[s as usize * words + j / 64] |= 1 << (j % 64);
-    }
-    let tail = if m % 64 == 0 { u64::MAX } else { (1u64 << (m % 64)) - 1 };
-    let mut v = vec![u64::MAX; words];
-    v[words - 1] = tail;
-    for &s in a {
-        let mk = &masks[s as usize * words..(s as usize + 1) * words];
-        // V' = (V + (V & M)) | (V & !M), with the carry running through the words.
-        let mut carry = 0u64;
-        for (x, &mw) in v.iter_mut().zip(mk) {
-            let u = *x & mw;
-            let (s1, c1) = x.overflowing_add(u);
-            let (s2, c2) = s1.overflowing_add(carry);
-            carry = u64::from(c1 || c2);
-            *x = s2 | (*x & !mw);
-        }
-        v[words - 1] &= tail;
-    }
-    m - v.iter().map(|x| x.count_ones() as usize).sum::<usize>()
-}
-
 /// (P₂, R₂, F1) of a prediction against gold. Both empty: 1, 1, 1; one empty: 0, 0, 0 (as the
 /// bag-of-words scores).
 pub fn lcs_prf(gold: &str, pred: &str) -> (f64, f64, f64) {
@@ -84,7 +51,7 @@ pub fn lcs_prf(gold: &str, pred: &str) -> (f64, f64, f64) {
     if g.is_empty() || p.is_empty() {
         return (0.0, 0.0, 0.0);
     }
-    let l = lcs_bit_parallel(&g, &p, ids.len()) as f64;
+    let l = lcs_length(&g, &p) as f64;
     let (pr, rc) = (l / p.len() as f64, l / g.len() as f64);
     let f1 = if pr + rc > 0.0 { 2.0 * pr * rc / (pr + rc) } else { 0.0 };
     (pr, rc, f1)
@@ -121,18 +88,18 @@ mod tests {
     fn long_sequences_cross_word_boundaries() {
         let a: Vec<u32> = (0..3000).map(|i| i % 97).collect();
         let b: Vec<u32> = (0..1500).map(|i| (i * 7) % 97).collect();
-        assert_eq!(lcs_bit_parallel(&a, &b, 97), dp_lcs(&a, &b));
+        assert_eq!(lcs_length(&a, &b), dp_lcs(&a, &b));
         let c: Vec<u32> = (0..128).map(|i| i % 3).collect();
-        assert_eq!(lcs_bit_parallel(&c, &c, 3), 128);
+        assert_eq!(lcs_length(&c, &c), 128);
     }
 
     proptest! {
         #[test]
-        fn bit_parallel_equals_dynamic_programming(
+        fn lcs_equals_dynamic_programming(
             a in prop::collection::vec(0u32..6, 0..150),
             b in prop::collection::vec(0u32..6, 0..150),
         ) {
-            prop_assert_eq!(lcs_bit_parallel(&a, &b, 6), dp_lcs(&a, &b));
+            prop_assert_eq!(lcs_length(&a, &b), dp_lcs(&a, &b));
         }
     }
 }
