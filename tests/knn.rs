@@ -3,18 +3,11 @@
 //! the per-class unit table; `extract --json` carries the predicted title and headings; a
 //! missing or corrupt model is a clear usage error.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn pipeline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p.to_string_lossy().into_owned()
-}
+use common::{assert_model_errors, pipeline, write};
 
 fn page(title: &str, heading: &str, story: &str) -> String {
     format!(
@@ -75,15 +68,8 @@ fn knn_without_a_model_or_with_a_corrupt_one_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "p.html", page("T", "H", "The council met on Tuesday.").as_bytes());
     for scorer in ["knn", "igtree"] {
-        let out = pipeline(&["extract", "--scorer", scorer, &p]);
-        assert_eq!(out.status.code(), Some(2));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("needs a model file") && err.contains(scorer), "{err}");
+        assert_model_errors(dir.path(), &p, scorer, &format!("bad-{scorer}.mbl"));
     }
-    let bad = write(dir.path(), "bad.mbl", b"APMODEL\x01garbage");
-    let out = pipeline(&["extract", "--scorer", "knn", "--model", &bad, &p]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.mbl"));
 }
 
 #[test]

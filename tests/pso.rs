@@ -2,18 +2,9 @@
 //! `train --learner pso` writes a model that `--scorer pso --model` uses; a missing or corrupt
 //! model is a clear usage error.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn pipeline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p.to_string_lossy().into_owned()
-}
+use common::{assert_model_errors, pipeline, write};
 
 fn page(story: &str) -> String {
     format!(
@@ -28,14 +19,7 @@ fn page(story: &str) -> String {
 fn pso_without_a_model_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "p.html", page("The council met on Tuesday.").as_bytes());
-    let out = pipeline(&["extract", "--scorer", "pso", &p]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("needs a model file") && err.contains("pso"), "{err}");
-    let bad = write(dir.path(), "bad.pso", b"APMODEL\x01garbage");
-    let out = pipeline(&["extract", "--scorer", "pso", "--model", &bad, &p]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.pso"));
+    assert_model_errors(dir.path(), &p, "pso", "bad.pso");
 }
 
 #[test]

@@ -1,0 +1,31 @@
+//! Helpers shared by the learned scorers' behaviour tests (`tests/pso.rs`, `tests/svm.rs`,
+//! `tests/knn.rs`): run the binary, write an input file, and the usage errors every scorer that
+//! needs a model file must give.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the `pipeline` binary.
+pub fn pipeline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
+}
+
+/// Writes `bytes` to `dir/name`; returns the path.
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// `extract --scorer S` on `page` without a model, and with a corrupt one named `bad_name`: both
+/// exit 2 with a message naming the scorer (or the model file).
+pub fn assert_model_errors(dir: &Path, page: &str, scorer: &str, bad_name: &str) {
+    let out = pipeline(&["extract", "--scorer", scorer, page]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs a model file") && err.contains(scorer), "{err}");
+    let bad = write(dir, bad_name, b"APMODEL\x01garbage");
+    let out = pipeline(&["extract", "--scorer", scorer, "--model", &bad, page]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(bad_name));
+}
