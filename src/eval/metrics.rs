@@ -437,6 +437,24 @@ mod tests {
     }
 
     #[test]
+    fn long_sequences_cross_word_boundaries() {
+        let c: Vec<u32> = (0..128).map(|i| i % 3).collect();
+        assert_eq!(lcs_length(&c, &c), 128);
+        assert_eq!(bit_parallel_lcs(&c, &c), 128);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lcs_equals_dynamic_programming(
+            a in proptest::collection::vec(0u32..6, 0..150),
+            b in proptest::collection::vec(0u32..6, 0..150),
+        ) {
+            proptest::prop_assert_eq!(lcs_length(&a, &b), dp_lcs(&a, &b));
+            proptest::prop_assert_eq!(bit_parallel_lcs(&a, &b), dp_lcs(&a, &b));
+        }
+    }
+
+    #[test]
     fn values_match_score_py() {
         // Expected values computed with ../shared/peers/score.py.
         let m = score_page(&gold("The quick brown fox jumps over the lazy dog"), "quick brown fox jumps over");

@@ -661,17 +661,19 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A toy instance: features 0 and 1 set (the rest 0), `n` examples of pair class `c`.
+    pub(super) fn inst(a: u8, b: u8, c: usize, n: u32) -> (Features, [u32; N_PAIRS]) {
+        let mut x = [0u8; N_FEATURES];
+        x[0] = a;
+        x[1] = b;
+        let mut cs = [0u32; N_PAIRS];
+        cs[c] = n;
+        (x, cs)
+    }
+
     /// A toy table over two features (the rest constant 0): feature 0 predicts the class,
     /// feature 1 is noise.
     fn toy() -> Vec<(Features, [u32; N_PAIRS])> {
-        let inst = |a: u8, b: u8, c: usize, n: u32| {
-            let mut x = [0u8; N_FEATURES];
-            x[0] = a;
-            x[1] = b;
-            let mut cs = [0u32; N_PAIRS];
-            cs[c] = n;
-            (x, cs)
-        };
         vec![inst(1, 1, 2, 2), inst(1, 2, 2, 1), inst(2, 1, 15, 1), inst(2, 2, 15, 2)]
     }
 

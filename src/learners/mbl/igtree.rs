@@ -155,17 +155,8 @@ impl IgTree {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::inst;
     use super::super::{Algorithm, MblModel, MblOptions, MblTrainingSummary, Neighbours};
-    use super::*;
-
-    fn inst(a: u8, b: u8, c: usize, n: u32) -> (Features, [u32; N_PAIRS]) {
-        let mut x = [0u8; N_FEATURES];
-        x[0] = a;
-        x[1] = b;
-        let mut cs = [0u32; N_PAIRS];
-        cs[c] = n;
-        (x, cs)
-    }
 
     #[test]
     fn igtree_on_a_toy_set() {
