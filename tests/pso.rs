@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_model_errors, pipeline, write};
+use common::{assert_model_errors, pipeline, story_manifest, write};
 
 fn page(story: &str) -> String {
     format!(
@@ -25,21 +25,13 @@ fn pso_without_a_model_is_a_clear_error() {
 #[test]
 fn trained_pso_model_extracts_the_story() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("html")).unwrap();
     let stories = [
         "The council voted to expand the park on Tuesday, and the work will start in May.",
         "A new bridge over the river opened this week after three years of building work.",
         "The school board said that it will hire ten new teachers for the coming year.",
         "Heavy rain flooded the old market on Sunday, but nobody was hurt, the police said.",
     ];
-    let mut manifest = String::new();
-    for (i, s) in stories.iter().enumerate() {
-        write(&dir.path().join("html"), &format!("{i}.html"), page(s).as_bytes());
-        let gold = format!("News\n\n{s}\n\n{s}");
-        let line = serde_json::json!({"id": format!("p{i}"), "dataset": "t", "split": "train", "html": format!("html/{i}.html"), "gold": {"text": gold}});
-        manifest.push_str(&format!("{line}\n"));
-    }
-    let m = write(dir.path(), "manifest.jsonl", manifest.as_bytes());
+    let m = story_manifest(dir.path(), &stories, page, |_| "train");
     let model = dir.path().join("x.pso").to_string_lossy().into_owned();
     let out = pipeline(&[
         "train",

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_model_errors, pipeline, write};
+use common::{assert_model_errors, pipeline, story_manifest, write};
 
 fn page(story: &str) -> String {
     format!(
@@ -26,7 +26,6 @@ fn svm_without_a_model_is_a_clear_error() {
 #[test]
 fn trained_svm_model_extracts_and_evaluates_the_story() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("html")).unwrap();
     let stories = [
         "The council voted to expand the park on Tuesday, and the work will start in May.",
         "A new bridge over the river opened this week after three years of building work.",
@@ -35,15 +34,7 @@ fn trained_svm_model_extracts_and_evaluates_the_story() {
         "The city will plant two thousand trees along the main roads before the summer.",
         "Local farmers expect a good harvest this year after a warm and wet spring season.",
     ];
-    let mut manifest = String::new();
-    for (i, s) in stories.iter().enumerate() {
-        write(&dir.path().join("html"), &format!("{i}.html"), page(s).as_bytes());
-        let gold = format!("News\n\n{s}\n\n{s}");
-        let split = if i < 4 { "train" } else { "dev" };
-        let line = serde_json::json!({"id": format!("p{i}"), "dataset": "t", "split": split, "html": format!("html/{i}.html"), "gold": {"text": gold}});
-        manifest.push_str(&format!("{line}\n"));
-    }
-    let m = write(dir.path(), "manifest.jsonl", manifest.as_bytes());
+    let m = story_manifest(dir.path(), &stories, page, |i| if i < 4 { "train" } else { "dev" });
     let model = dir.path().join("x.svm").to_string_lossy().into_owned();
     let out = pipeline(&[
         "train",

@@ -29,3 +29,24 @@ pub fn assert_model_errors(dir: &Path, page: &str, scorer: &str, bad_name: &str)
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(bad_name));
 }
+
+/// Writes one page per story (`html/<i>.html`, built by `page`) and a manifest whose gold is
+/// "News" and the story twice, split `split(i)`; returns the manifest's path.
+// Each test binary compiles this module on its own; `knn.rs` builds its own pages.
+#[allow(dead_code)]
+pub fn story_manifest(
+    dir: &Path,
+    stories: &[&str],
+    page: fn(&str) -> String,
+    split: fn(usize) -> &'static str,
+) -> String {
+    std::fs::create_dir_all(dir.join("html")).unwrap();
+    let mut manifest = String::new();
+    for (i, s) in stories.iter().enumerate() {
+        write(&dir.join("html"), &format!("{i}.html"), page(s).as_bytes());
+        let gold = format!("News\n\n{s}\n\n{s}");
+        let line = serde_json::json!({"id": format!("p{i}"), "dataset": "t", "split": split(i), "html": format!("html/{i}.html"), "gold": {"text": gold}});
+        manifest.push_str(&format!("{line}\n"));
+    }
+    write(dir, "manifest.jsonl", manifest.as_bytes())
+}
