@@ -12,8 +12,8 @@
 //!   [`GAP_SCORE`], and the usual maximum subsequence picks one span (item 6a).
 
 use super::{PageScorer, Scorer, Selection};
-use crate::blocks::Segmenter;
 use crate::blocks::features::{FeatureExtractor, PageFeatures};
+use crate::blocks::{Block, Segmenter};
 use crate::html::{Token, TokenSink};
 use crate::learners::{BlockModel, Prediction};
 
@@ -24,6 +24,48 @@ pub const GAP_SCORE: f64 = -0.05;
 /// Multi-span pages with no Content block keep the blocks whose p(Content) reaches this share
 /// of the page's highest.
 pub const FALLBACK_SHARE: f64 = 0.5;
+
+/// Multi-span fallback for a page with no Content block: keep the blocks whose confidence (on
+/// a 0..1 scale) reaches [`FALLBACK_SHARE`] of the page's highest. Shared by every multi-span
+/// block scorer.
+pub fn keep_best_if_none(labels: &mut [bool], confidence: &[f64]) {
+    if labels.contains(&true) {
+        return;
+    }
+    let max = confidence.iter().copied().fold(0.0, f64::max);
+    labels.iter_mut().zip(confidence).for_each(|(l, &q)| *l = q >= FALLBACK_SHARE * max && max > 0.0);
+}
+
+/// +1 for a kept block's tokens, −1 otherwise (multi-span output).
+pub fn label_score(kept: bool) -> f64 {
+    if kept { 1.0 } else { -1.0 }
+}
+
+/// Emits one score per token of a page of `tokens` tokens, in order: `score(i)` for every
+/// token of block `i` (its first to last token), `outside` for tokens in no block.
+pub fn emit_by_block(
+    blocks: &[Block],
+    tokens: usize,
+    outside: f64,
+    score: impl Fn(usize) -> f64,
+    out: &mut dyn FnMut(f64),
+) {
+    let mut next = 0usize;
+    for (i, b) in blocks.iter().enumerate() {
+        let (first, last) = (b.first as usize, b.last as usize);
+        for _ in next..first {
+            out(outside);
+        }
+        let s = score(i);
+        for _ in first..=last {
+            out(s);
+        }
+        next = last + 1;
+    }
+    for _ in next..tokens {
+        out(outside);
+    }
+}
 
 /// How block labels become token scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,36 +144,17 @@ impl PageScorer for BlockPageScorer<'_> {
         let blocks = self.segmenter.blocks();
         self.features.page(page, &self.buffered, blocks, self.segmenter.title_keys(), &mut self.page_features);
         self.scorer.model.predict(&self.page_features, &mut self.prediction);
-        if self.scorer.output == BlockOutput::MultiSpan && !self.prediction.labels.contains(&true) {
+        let hybrid = self.scorer.output == BlockOutput::Hybrid;
+        if !hybrid {
             // Nothing labelled Content (5 % of dev pages for the CRF): rather than an empty
             // article, keep the blocks whose p(Content) is at least half the page's highest.
-            let max = self.prediction.p_content.iter().copied().fold(0.0, f64::max);
-            let (labels, p) = (&mut self.prediction.labels, &self.prediction.p_content);
-            labels.iter_mut().zip(p).for_each(|(l, &q)| *l = q >= FALLBACK_SHARE * max && max > 0.0);
+            let Prediction { labels, p_content, .. } = &mut self.prediction;
+            keep_best_if_none(labels, p_content);
         }
-        let hybrid = self.scorer.output == BlockOutput::Hybrid;
+        let p = &self.prediction;
         let outside = if hybrid { GAP_SCORE } else { -1.0 };
-        let mut next = 0usize;
-        for (i, b) in blocks.iter().enumerate() {
-            let (first, last) = (b.first as usize, b.last as usize);
-            for _ in next..first {
-                out(outside);
-            }
-            let s = if hybrid {
-                self.prediction.p_content[i] - 0.5
-            } else if self.prediction.labels[i] {
-                1.0
-            } else {
-                -1.0
-            };
-            for _ in first..=last {
-                out(s);
-            }
-            next = last + 1;
-        }
-        for _ in next..self.tokens {
-            out(outside);
-        }
+        let score = |i: usize| if hybrid { p.p_content[i] - 0.5 } else { label_score(p.labels[i]) };
+        emit_by_block(blocks, self.tokens, outside, score, out);
         self.segmenter.reset();
         self.buffered.clear();
         self.tokens = 0;

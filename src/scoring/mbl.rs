@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use super::blocks::{emit_by_block, label_score};
 use super::{PageScorer, Scorer, ScorerError, Selection, Structure};
 use crate::blocks::text_tail::{Class, Features, N_FEATURES, PageElements, unpair};
 use crate::blocks::{Block, BlockMode, Segmenter};
@@ -264,20 +265,8 @@ impl PageScorer for MblPageScorer<'_> {
         self.segmenter.finish();
         let blocks = self.segmenter.blocks();
         let classes = classify_units(self.model, self.cache, page, &self.buffered, blocks, &mut self.work);
-        let mut next = 0usize;
-        for (b, c) in blocks.iter().zip(&classes) {
-            for _ in next..b.first as usize {
-                out(-1.0);
-            }
-            let s = if *c == Class::Body { 1.0 } else { -1.0 };
-            for _ in b.first..=b.last {
-                out(s);
-            }
-            next = b.last as usize + 1;
-        }
-        for _ in next..self.buffered.len() {
-            out(-1.0);
-        }
+        let body = |i: usize| label_score(classes[i] == Class::Body);
+        emit_by_block(blocks, self.buffered.len(), -1.0, body, out);
         self.structure = Some(structure(page, &self.buffered, blocks, &classes));
         self.segmenter.reset();
         self.buffered.clear();

@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::blocks::FALLBACK_SHARE;
+use super::blocks::{emit_by_block, keep_best_if_none, label_score};
 use super::model_file::{self, ModelFileError, Reader};
 use super::{PageScorer, Scorer, ScorerError, Selection};
 use crate::blocks::yao::{self, BlockCounts, BlockVector, DENSE_NAMES, N_FEATURES, N_TOKENS, YaoFeatureConfig};
@@ -316,6 +316,7 @@ impl Scorer for SvmScorer {
             counts: Vec::new(),
             vectors: Vec::new(),
             content: Vec::new(),
+            confidence: Vec::new(),
         })
     }
 
@@ -334,10 +335,12 @@ struct SvmPageScorer<'m> {
     counts: Vec<BlockCounts>,
     vectors: Vec<BlockVector>,
     content: Vec<bool>,
+    /// [`squash`]ed decision values, for the no-Content fallback.
+    confidence: Vec<f64>,
 }
 
 /// A logistic squashing of a decision value, only to reuse the block scorers' fallback rule
-/// ([`FALLBACK_SHARE`] of the page's best) on a 0..1 scale; it is not a calibrated probability.
+/// ([`super::blocks::FALLBACK_SHARE`] of the page's best) on a 0..1 scale; it is not a calibrated probability.
 fn squash(d: f64) -> f64 {
     1.0 / (1.0 + (-d).exp())
 }
@@ -354,40 +357,18 @@ impl PageScorer for SvmPageScorer<'_> {
         let blocks = self.segmenter.blocks();
         yao::block_counts(page, &self.tokens, blocks, &mut self.buf, &mut self.counts);
         yao::page_vectors(&self.counts, blocks, &m.tokens, &m.header.config, &mut self.vectors);
-        let mut best = f64::NEG_INFINITY;
         self.content.clear();
-        let mut decisions = std::mem::take(&mut self.vectors);
-        for v in &mut decisions {
+        self.confidence.clear();
+        for v in &mut self.vectors {
             m.scaler.apply(v);
             let d = m.decision(v);
-            best = best.max(d);
-            // Reuse the vector's first slot for the decision value (no second buffer).
-            v[0] = d;
             self.content.push(d > 0.0);
+            self.confidence.push(squash(d));
         }
-        if !self.content.is_empty() && !self.content.contains(&true) {
-            // Nothing Content: as for `crf`, keep the blocks scoring at least half the best.
-            let floor = FALLBACK_SHARE * squash(best);
-            for (c, v) in self.content.iter_mut().zip(&decisions) {
-                *c = squash(v[0]) >= floor;
-            }
-        }
-        self.vectors = decisions;
-        let mut next = 0usize;
-        for (b, &c) in blocks.iter().zip(&self.content) {
-            let (first, last) = (b.first as usize, b.last as usize);
-            for _ in next..first {
-                out(-1.0);
-            }
-            let s = if c { 1.0 } else { -1.0 };
-            for _ in first..=last {
-                out(s);
-            }
-            next = last + 1;
-        }
-        for _ in next..self.tokens.len() {
-            out(-1.0);
-        }
+        // Nothing Content: as for `crf`, keep the blocks scoring at least half the best.
+        keep_best_if_none(&mut self.content, &self.confidence);
+        let content = &self.content;
+        emit_by_block(blocks, self.tokens.len(), -1.0, |i| label_score(content[i]), out);
         self.segmenter.reset();
         self.tokens.clear();
     }
