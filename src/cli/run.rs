@@ -39,7 +39,7 @@ pub struct RunArgs {
     /// Drop near duplicates instead of marking them with near_duplicate_of.
     #[arg(long)]
     pub drop_near_duplicates: bool,
-    /// Token scorer (nb or simple).
+    /// Token scorer (see "choosing a scorer" in README.md).
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
     pub scorer: Option<String>,
     /// Model file for the scorer (default: the built-in model).

@@ -217,6 +217,43 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
 ];
 
+/// Why `table.key = value` is not accepted, if it is not: the table's struct is read from a
+/// table holding that key alone (every other field takes its default).
+fn bad_value(table: &str, key: &str, value: &toml::Value) -> Option<String> {
+    fn check<T: serde::de::DeserializeOwned>(one: toml::Table) -> Option<String> {
+        T::deserialize(toml::Value::Table(one)).err().map(|e| e.message().trim().to_string())
+    }
+    let mut one = toml::Table::new();
+    one.insert(key.to_string(), value.clone());
+    match table {
+        "warc" => check::<WarcConfig>(one),
+        "feeds" => check::<FeedsConfig>(one),
+        "extractor" => check::<ExtractorConfig>(one),
+        "run" => check::<RunConfig>(one),
+        "sink" => check::<SinkConfig>(one),
+        "dedup" => check::<DedupOptions>(one),
+        _ => None,
+    }
+}
+
+/// The 1-based line of `key = …` inside `[table]`, found by reading the text line by line
+/// (enough for the flat tables these files have).
+fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
+    let mut current = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(name) = l.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            current = name.trim().to_string();
+        } else if current == table
+            && let Some(rest) = l.strip_prefix(key)
+            && rest.trim_start().starts_with('=')
+        {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
 impl PipelineConfig {
     /// Reads and checks a configuration file. Relative paths inside it are taken relative to
     /// the file's folder.
@@ -238,6 +275,17 @@ impl PipelineConfig {
                         }
                     }
                 },
+            }
+        }
+        // serde stops at the first bad value and does not say where it is: check each known
+        // key's value on its own, so every one is reported with its key and line.
+        for (table, v) in &value {
+            let (Some(t), Some((_, keys))) = (v.as_table(), KNOWN.iter().find(|(n, _)| n == table)) else { continue };
+            for (k, kv) in t.iter().filter(|(k, _)| keys.contains(&k.as_str())) {
+                if let Some(message) = bad_value(table, k, kv) {
+                    let at = line_of(&text, table, k).map(|l| format!("line {l}: ")).unwrap_or_default();
+                    problems.push(format!("{at}`{table}.{k}`: {message}"));
+                }
             }
         }
         if !problems.is_empty() {
@@ -357,6 +405,28 @@ mod tests {
         assert_eq!(e.problems.len(), 3, "{e}");
         assert!(e.to_string().contains("warc.glob") && e.to_string().contains("sink.compression"));
         assert!(e.to_string().contains("`extra`"));
+    }
+
+    #[test]
+    fn every_bad_value_is_reported_with_its_key_and_line_together_with_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        let text = "[warc]\npaths = 'not-a-list'\n\n[run]\nthreads = -1\nresume = 'yes'\n\n[sink]\nout = 'o'\n\
+                    part_bytes = 'big'\ncolour = 'red'\n[dedup]\nbands = 1.5\n";
+        std::fs::write(&path, text).unwrap();
+        let e = PipelineConfig::load(&path).unwrap_err();
+        let msg = e.to_string();
+        assert_eq!(e.problems.len(), 6, "{msg}");
+        for (line, key) in
+            [(2, "warc.paths"), (5, "run.threads"), (6, "run.resume"), (10, "sink.part_bytes"), (13, "dedup.bands")]
+        {
+            assert!(
+                e.problems.iter().any(|p| p.starts_with(&format!("line {line}: `{key}`: "))),
+                "no problem for {key} at line {line}:\n{msg}"
+            );
+        }
+        assert!(msg.contains("unknown key `sink.colour`"), "{msg}");
+        assert!(msg.contains("-1"), "{msg}");
     }
 
     #[test]

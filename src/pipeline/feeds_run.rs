@@ -23,7 +23,7 @@ use crate::sources::fetch::{Fetched, Fetcher, Trust};
 use crate::sources::warc_writer::{Exchange, WarcWriter};
 use crate::sources::{Page, SourceEvent, feeds, http, url_id};
 
-const STATE_FILE: &str = "state.sqlite";
+pub(crate) const STATE_FILE: &str = "state.sqlite";
 
 /// Everything a feeds run needs.
 pub struct FeedsRun<'a> {

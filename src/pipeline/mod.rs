@@ -26,6 +26,9 @@ use crate::sink::record::{ExtractionInfo, Metadata, Record};
 use crate::sink::{JsonlZstSink, SinkError, SinkOptions};
 use crate::sources::SourceEvent;
 
+/// The resume state files of every mode; a folder holding one belongs to that mode's run.
+const STATE_FILES: [&str; 2] = [warc_run::STATE_FILE, feeds_run::STATE_FILE];
+
 pub use config::PipelineConfig;
 
 /// Why a run could not go on.
@@ -156,15 +159,39 @@ pub struct RunContext<'a> {
 
 impl RunContext<'_> {
     /// Refuses an output folder holding an earlier run (its `state_file`) unless resuming.
+    /// Refuses an output folder that holds another run: without `--resume`, any resume state
+    /// (of either mode) or any part; with `--resume`, the state of the other mode. The check
+    /// looks at every mode's files, not the current one's only, so a `--warc` run cannot add
+    /// parts to a feeds run's folder and overwrite its `stats.json`.
     fn check_fresh(&self, state_file: &str) -> Result<(), PipelineError> {
+        let refuse = |path: PathBuf, message: &str| Err(PipelineError::State { path, message: message.into() });
+        for other in STATE_FILES.iter().filter(|f| **f != state_file) {
+            let path = self.out.join(other);
+            if path.exists() {
+                return refuse(
+                    path,
+                    "the output folder holds a run of the other mode (WARC or feeds): choose another folder",
+                );
+            }
+        }
+        if self.resume {
+            return Ok(());
+        }
         let path = self.out.join(state_file);
-        if !self.resume && path.exists() {
-            return Err(PipelineError::State {
+        if path.exists() {
+            return refuse(
                 path,
-                message:
-                    "the output folder holds an earlier run: pass --resume to continue it, or choose another folder"
-                        .into(),
-            });
+                "the output folder holds an earlier run: pass --resume to continue it, or choose another folder",
+            );
+        }
+        let part = std::fs::read_dir(&self.out)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("part-")));
+        if let Some(path) = part {
+            return refuse(path, "the output folder holds parts of an earlier run: choose another folder");
         }
         Ok(())
     }

@@ -39,7 +39,7 @@ pub struct Position {
     pub stats: Stats,
 }
 
-const STATE_FILE: &str = "state.json";
+pub(crate) const STATE_FILE: &str = "state.json";
 
 impl WarcState {
     pub fn load(out: &Path) -> Result<Option<Self>, PipelineError> {

@@ -22,6 +22,7 @@ pub fn read_feed_list(path: &Path) -> Result<Vec<Url>, FeedListError> {
     let err = |problems| FeedListError { path: path.to_path_buf(), problems };
     let text = std::fs::read_to_string(path).map_err(|e| err(vec![e.to_string()]))?;
     let mut feeds = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut problems = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -30,7 +31,7 @@ pub fn read_feed_list(path: &Path) -> Result<Vec<Url>, FeedListError> {
         }
         match Url::parse(line) {
             Ok(u) if matches!(u.scheme(), "http" | "https") => {
-                if !feeds.contains(&u) {
+                if seen.insert(u.clone()) {
                     feeds.push(u);
                 }
             }
@@ -54,6 +55,9 @@ pub fn parse_feed(body: &[u8], feed_url: &Url) -> Result<Vec<Url>, String> {
         },
     };
     let mut out: Vec<Url> = Vec::new();
+    // A set, not `out.contains`: a feed near the 10 MB body cap has ~100k items, and a
+    // linear search per item made one poll of it take 20 s.
+    let mut seen = std::collections::HashSet::with_capacity(feed.entries.len());
     for entry in &feed.entries {
         let link = entry
             .links
@@ -71,7 +75,7 @@ pub fn parse_feed(body: &[u8], feed_url: &Url) -> Result<Vec<Url>, String> {
             continue;
         }
         let url = canonicalize(url);
-        if !out.contains(&url) {
+        if seen.insert(url.clone()) {
             out.push(url);
         }
     }

@@ -82,13 +82,16 @@ pub fn dechunk(body: &[u8], cap: usize) -> Result<Vec<u8>, HttpError> {
         if size == 0 {
             return Ok(out);
         }
-        let end = i.saturating_add(size).min(body.len());
-        if out.len() + (end - i) > cap {
+        // `size` comes from the peer and may be near `usize::MAX`: no unchecked sums with it.
+        let available = body.len() - i;
+        let take = size.min(available);
+        if out.len().saturating_add(take) > cap {
             return Err(HttpError::TooLarge(cap));
         }
+        let end = i + take;
         out.extend_from_slice(&body[i..end]);
-        if end < i + size {
-            return Ok(out);
+        if take < size {
+            return Ok(out); // truncated inside the chunk: keep what arrived
         }
         i = end;
         if body[i..].starts_with(b"\r\n") {
@@ -254,6 +257,19 @@ mod tests {
     }
 
     #[test]
+    fn chunk_sizes_near_the_integer_limit_do_not_overflow() {
+        let max = format!("{:x}", usize::MAX);
+        let near = format!("{:x}", usize::MAX - 3);
+        for size in [max.as_str(), near.as_str(), "ffffffffffffffff"] {
+            let body = format!("2\r\nab\r\n{size}\r\ncdef");
+            assert_eq!(dechunk(body.as_bytes(), 100).unwrap(), b"abcdef", "size {size}");
+            assert_eq!(dechunk(body.as_bytes(), 3).unwrap_err(), HttpError::TooLarge(3), "size {size}");
+        }
+        // Wider than usize: a bad chunk, not a wrap.
+        assert_eq!(dechunk(b"1ffffffffffffffff\r\nx", 100).unwrap_err(), HttpError::BadChunk(0));
+    }
+
+    #[test]
     fn sniffing_and_types() {
         assert!(sniff_html(b"\xef\xbb\xbf  <!doctype html>"));
         assert!(!sniff_html(b"%PDF-1.4"));
@@ -271,6 +287,28 @@ mod tests {
             bytes.extend(raw);
             let _ = parse_response(&bytes, 1000);
             let _ = dechunk(&bytes, 1000);
+        }
+
+        /// Chunked bodies whose sizes lie anywhere, the limits included: what arrives is kept,
+        /// never more than the cap, and nothing panics.
+        #[test]
+        fn chunked_bodies_with_sizes_near_the_limits(
+            chunks in proptest::collection::vec(
+                (prop_oneof![Just(usize::MAX), Just(usize::MAX - 1), (usize::MAX - 1000)..=usize::MAX,
+                             Just(u32::MAX as usize), 0usize..64],
+                 proptest::collection::vec(any::<u8>(), 0..64)),
+                0..6),
+            cap in 0usize..300) {
+            let mut body = Vec::new();
+            for (size, data) in &chunks {
+                body.extend_from_slice(format!("{size:x}\r\n").as_bytes());
+                body.extend_from_slice(data);
+                body.extend_from_slice(b"\r\n");
+            }
+            if let Ok(out) = dechunk(&body, cap) {
+                prop_assert!(out.len() <= cap.max(0));
+                prop_assert!(out.len() <= body.len());
+            }
         }
     }
 }

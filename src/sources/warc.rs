@@ -177,12 +177,21 @@ impl GzMembers {
                     Err(e) => {
                         let mut r = dec.into_inner();
                         let at_eof = r.fill_buf().map(|b| b.is_empty()).unwrap_or(true);
-                        let truncated = e.kind() == io::ErrorKind::UnexpectedEof || at_eof;
+                        // A trailer whose CRC or length does not match comes after the whole
+                        // member decoded: that is damage, not a file cut short. flate2 names it
+                        // only by its message.
+                        let trailer = e.to_string().contains("does not have a matching checksum");
+                        let truncated = e.kind() == io::ErrorKind::UnexpectedEof || (at_eof && !trailer);
                         if position(&r) == start && !at_eof {
                             r.consume(1);
                         }
                         let first = !self.resyncing;
-                        self.resync(r)?;
+                        if trailer {
+                            // The trailer was read whole: the next member starts right here.
+                            self.state = GzState::Between(r);
+                        } else {
+                            self.resync(r)?;
+                        }
                         if first {
                             return Err(member_error(start, truncated, e.to_string()));
                         }
@@ -293,6 +302,26 @@ impl Input {
                     out.extend_from_slice(&avail[..take]);
                     self.pos = self.len;
                 }
+            }
+        }
+    }
+
+    /// Gzip input: reads past the blank lines that end a record up to the next non-blank byte
+    /// or the next member, so that the member's trailer (CRC and length) is checked before the
+    /// record it holds is handed out. A damaged trailer is then this record's error, and the
+    /// record is counted once, as failed, instead of written and then failed again.
+    fn finish_member(&mut self) -> io::Result<()> {
+        let Decompressed::Gz(g) = &self.src else { return Ok(()) };
+        let member = g.member;
+        loop {
+            while self.pos < self.len && self.buf[self.pos].is_ascii_whitespace() {
+                self.pos += 1;
+            }
+            if self.pos < self.len || !self.fill()? {
+                return Ok(());
+            }
+            if matches!(&self.src, Decompressed::Gz(g) if g.member != member) {
+                return Ok(());
             }
         }
     }
@@ -422,6 +451,11 @@ impl WarcReader {
     fn read_rest(&mut self, offset: u64, version: String) -> Result<WarcRecord, WarcError> {
         let mut rec = WarcRecord { offset, version, ..WarcRecord::default() };
         let mut header_bytes = 0;
+        // A malformed line does not end the headers: they are read to the blank line so that,
+        // when Content-Length still parses, the block is skipped whole. Returning at the bad
+        // line would leave the block to the resynchronising search, which takes any line
+        // starting `WARC/` inside the payload (an embedded record) for a real record.
+        let mut bad_line: Option<String> = None;
         loop {
             match self.input.read_line(&mut self.line, self.limits.max_header_bytes) {
                 Ok(true) => {}
@@ -448,17 +482,32 @@ impl WarcReader {
                 continue;
             }
             let Some((k, v)) = line.split_once(':') else {
-                return Err(self.err(offset, RecordProblem::Header(format!("not a header line: {:.60}", line))));
+                if bad_line.is_none() {
+                    bad_line = Some(format!("not a header line: {:.60}", line));
+                }
+                continue;
             };
             rec.headers.push((k.trim().to_string(), v.trim().to_string()));
         }
         let Some(len) = rec.header("Content-Length") else {
-            return Err(self.err(offset, RecordProblem::Header("no Content-Length".into())));
+            return Err(self.err(offset, RecordProblem::Header(bad_line.unwrap_or_else(|| "no Content-Length".into()))));
         };
         let Ok(len) = len.parse::<u64>() else {
-            return Err(self.err(offset, RecordProblem::Header(format!("bad Content-Length `{len}`"))));
+            let problem = bad_line.unwrap_or_else(|| format!("bad Content-Length `{len}`"));
+            return Err(self.err(offset, RecordProblem::Header(problem)));
         };
         rec.content_length = len;
+        if let Some(problem) = bad_line {
+            // The length is known: skip the block so the next record starts where it should.
+            return match self.input.read_block(len, None) {
+                Ok(got) if got < len => {
+                    self.done = true;
+                    Err(self.err(offset, RecordProblem::Truncated))
+                }
+                Ok(_) => Err(self.err(offset, RecordProblem::Header(problem))),
+                Err(e) => Err(self.io_err(offset, e)),
+            };
+        }
         let keep = (self.keep)(&rec);
         let fits = len <= self.limits.max_block_bytes as u64;
         rec.block_too_large = keep && !fits;
@@ -473,6 +522,9 @@ impl WarcReader {
         if got < len {
             self.done = true;
             return Err(self.err(offset, RecordProblem::Truncated));
+        }
+        if let Err(e) = self.input.finish_member() {
+            return Err(self.io_err(offset, e));
         }
         rec.block = block;
         Ok(rec)
@@ -624,6 +676,87 @@ mod tests {
         let out = read_all(w);
         assert_eq!(out.iter().filter(|r| r.as_ref().is_ok_and(|r| r.warc_type() == "response")).count(), 3);
         assert_eq!(out.iter().filter(|r| r.is_err()).count(), 2);
+    }
+
+    /// A plain WARC record with the given header lines (Content-Length added) and block.
+    fn plain_record(headers: &[&str], block: &[u8]) -> Vec<u8> {
+        let mut out = b"WARC/1.1\r\n".to_vec();
+        for h in headers {
+            out.extend_from_slice(h.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", block.len()).as_bytes());
+        out.extend_from_slice(block);
+        out.extend_from_slice(b"\r\n\r\n");
+        out
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn a_damaged_header_line_skips_the_block_instead_of_reading_records_inside_it() {
+        let phantom = plain_record(
+            &["WARC-Type: response", "WARC-Target-URI: http://phantom.test/", "Content-Type: application/http"],
+            &response(99),
+        );
+        let damaged = plain_record(
+            &["WARC-Type: response", "this line has no colon", "WARC-Target-URI: http://real.test/damaged"],
+            &phantom,
+        );
+        let good = plain_record(&["WARC-Type: response", "WARC-Target-URI: http://real.test/good"], &response(1));
+        let members = [damaged, good];
+        for gz in [false, true] {
+            let bytes: Vec<u8> = members.iter().flat_map(|m| if gz { gzip(m) } else { m.clone() }).collect();
+            let out = read_all(bytes);
+            let uris: Vec<&str> =
+                out.iter().filter_map(|r| r.as_ref().ok()).filter_map(|r| r.header("WARC-Target-URI")).collect();
+            assert_eq!(uris, ["http://real.test/good"], "gz={gz}");
+            let errs: Vec<String> = out.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect();
+            assert_eq!(errs.len(), 1, "gz={gz}: {errs:?}");
+            assert!(errs[0].contains("record at byte 0") && errs[0].contains("no colon"), "{}", errs[0]);
+        }
+    }
+
+    #[test]
+    fn a_member_with_a_bad_crc_is_one_gzip_error_not_a_record_and_a_truncation() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, offsets) = gz_warc(dir.path(), 4);
+        let clean = std::fs::read(&path).unwrap();
+        // Flip a CRC byte of the last member, then of a middle one (the third response).
+        for victim in [3usize, 2] {
+            let mut gz = clean.clone();
+            // A response member is followed by nothing (last) or by the next request member:
+            // find its end as the start of the next gzip member after it.
+            let start = offsets[victim] as usize;
+            let next = if victim == 3 {
+                gz.len()
+            } else {
+                start + 1 + gz[start + 1..].windows(3).position(|w| w == GZ_MAGIC).unwrap()
+            };
+            gz[next - 8] ^= 0xff;
+            let out = read_all(gz);
+            let ok: Vec<u64> = out
+                .iter()
+                .filter_map(|r| r.as_ref().ok())
+                .filter(|r| r.warc_type() == "response")
+                .map(|r| r.offset)
+                .collect();
+            let expect: Vec<u64> = offsets.iter().copied().filter(|&o| o != offsets[victim]).collect();
+            assert_eq!(ok, expect, "victim {victim}");
+            let errs: Vec<&WarcError> = out.iter().filter_map(|r| r.as_ref().err()).collect();
+            assert_eq!(errs.len(), 1, "victim {victim}: {errs:?}");
+            assert!(
+                matches!(errs[0], WarcError::Record { offset, problem: RecordProblem::Gzip(_), .. } if *offset == offsets[victim]),
+                "victim {victim}: {}",
+                errs[0]
+            );
+            // warcinfo + 4 requests + 4 responses: every record is one event.
+            assert_eq!(out.len(), 9, "victim {victim}");
+        }
     }
 
     proptest! {

@@ -19,6 +19,7 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
 
 /// `extract --scorer S` on `page` without a model, and with a corrupt one named `bad_name`: both
 /// exit 2 with a message naming the scorer (or the model file).
+#[allow(dead_code)] // not every test binary that shares this module checks model errors
 pub fn assert_model_errors(dir: &Path, page: &str, scorer: &str, bad_name: &str) {
     let out = pipeline(&["extract", "--scorer", scorer, page]);
     assert_eq!(out.status.code(), Some(2));
