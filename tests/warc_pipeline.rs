@@ -370,3 +370,68 @@ fn config_files_run_and_report_every_problem() {
         article_pipeline::pipeline::PipelineConfig::load(&p).unwrap();
     }
 }
+
+#[test]
+fn a_crc_damaged_last_member_is_one_gzip_failure_and_each_record_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crc.warc.gz");
+    let mut w = WarcWriter::create(&path, "test").unwrap();
+    for i in 0..7 {
+        exchange(&mut w, &format!("http://c.test/{i}"), &http("text/html", page(i, 4).as_bytes(), ""));
+    }
+    w.finish().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 8] ^= 0xff; // the last member's CRC32
+    std::fs::write(&path, &bytes).unwrap();
+    let out = dir.path().join("out");
+    let o = pipeline(&["--warc", path.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("corrupt gzip member"), "{stderr}");
+    let urls: Vec<String> = records(&out).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
+    assert_eq!(urls, (0..6).map(|i| format!("http://c.test/{i}")).collect::<Vec<_>>());
+    let stats: Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["failed"]["warc_corrupt_gzip"], 1, "{stats}");
+    assert!(stats["failed"].get("warc_truncated").is_none(), "{stats}");
+    assert_eq!(stats["written"], 6, "{stats}");
+}
+
+#[test]
+fn an_output_folder_of_another_run_is_refused_whatever_the_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("in.warc.gz");
+    mixed_warc(&warc);
+    // A feeds run (its feed unreachable) leaves its state in `feeds-out`.
+    let feeds = dir.path().join("feeds.txt");
+    std::fs::write(&feeds, "http://127.0.0.1:9/feed.xml\n").unwrap();
+    let feeds_out = dir.path().join("feeds-out");
+    let o = pipeline(&["--feeds", feeds.to_str().unwrap(), "--once", "--out", feeds_out.to_str().unwrap()]);
+    assert!(feeds_out.join("state.sqlite").exists(), "{}", String::from_utf8_lossy(&o.stderr));
+    for resume in [false, true] {
+        let mut args = vec!["--warc", warc.to_str().unwrap(), "--out", feeds_out.to_str().unwrap()];
+        if resume {
+            args.push("--resume");
+        }
+        let o = pipeline(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "resume={resume}: {stderr}");
+        assert!(stderr.contains("other mode"), "{stderr}");
+        assert!(list_parts(&feeds_out).unwrap().is_empty(), "resume={resume}: a part was added");
+    }
+
+    // A WARC run's folder is refused to a feeds run, and a folder holding only parts (its
+    // state file lost) to any run without --resume.
+    let warc_out = dir.path().join("warc-out");
+    assert_eq!(pipeline(&["--warc", warc.to_str().unwrap(), "--out", warc_out.to_str().unwrap()]).status.code(), Some(0));
+    let stats_before = std::fs::read(warc_out.join("stats.json")).unwrap();
+    let o = pipeline(&["--feeds", feeds.to_str().unwrap(), "--once", "--out", warc_out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(warc_out.join("state.json")).unwrap();
+    let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", warc_out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("part-00000.jsonl.zst"), "{stderr}");
+    assert_eq!(std::fs::read(warc_out.join("stats.json")).unwrap(), stats_before, "stats.json was overwritten");
+    assert_eq!(list_parts(&warc_out).unwrap().len(), 1);
+}
