@@ -423,7 +423,10 @@ fn an_output_folder_of_another_run_is_refused_whatever_the_mode() {
     // A WARC run's folder is refused to a feeds run, and a folder holding only parts (its
     // state file lost) to any run without --resume.
     let warc_out = dir.path().join("warc-out");
-    assert_eq!(pipeline(&["--warc", warc.to_str().unwrap(), "--out", warc_out.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(
+        pipeline(&["--warc", warc.to_str().unwrap(), "--out", warc_out.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
     let stats_before = std::fs::read(warc_out.join("stats.json")).unwrap();
     let o = pipeline(&["--feeds", feeds.to_str().unwrap(), "--once", "--out", warc_out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));

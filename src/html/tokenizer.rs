@@ -667,17 +667,22 @@ mod tests {
 
     #[test]
     fn unterminated_constructs_finish() {
-        for html in [
-            &b"<p>text <!-- never closed"[..],
-            b"<script>never closed",
-            b"<div class=\"x",
-            b"</",
-            b"<",
-            b"&",
-            b"&#",
-            b"",
-        ] {
-            let _ = show(html);
+        // What came before an unterminated construct is kept; the construct's own bytes are
+        // dropped where the HTML standard makes them markup (a comment, a script, a tag), and
+        // kept as text where it makes them text (a lone `<`, `</`, `&`).
+        let cases: [(&[u8], &[&str]); 9] = [
+            (b"<p>text <!-- never closed", &["<p>", "text"]),
+            (b"<p>words <script>var a = 1; never closed", &["<p>", "words", "<script>"]),
+            (b"<p>kept <div class=\"x", &["<p>", "kept"]),
+            (b"<div class=\"x", &[]),
+            (b"</", &["<", "/"]),
+            (b"<", &["<"]),
+            (b"&", &["&"]),
+            (b"&#", &["&", "#"]),
+            (b"", &[]),
+        ];
+        for (html, want) in cases {
+            assert_eq!(show(html), want, "{:?}", String::from_utf8_lossy(html));
         }
     }
 
