@@ -98,7 +98,7 @@ impl FeedsConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExtractorConfig {
-    /// `nb` (default) or `simple`.
+    /// Token scorer, one of `scoring::NAMES` (default `nb`; see "choosing a scorer" in README.md).
     pub scorer: String,
     /// Model file (default: the built-in model).
     pub model: Option<PathBuf>,
