@@ -404,12 +404,42 @@ fn work(event: Option<SourceEvent>, extractor: &Extractor<'_>, fingerprinter: &F
         Some(SourceEvent::Page(p)) => p,
     };
     let bytes = page.body.len() as u64;
+    match page_record(*page, extractor, fingerprinter, model) {
+        PageOutcome::Record(record) => Outcome::Record(record, bytes),
+        PageOutcome::NoText => Outcome::Skipped("no_text", bytes),
+        PageOutcome::Failed { reason, message } => Outcome::Failed(reason, message),
+    }
+}
+
+/// What became of one page: the record the pipeline writes (before near-duplicate marking),
+/// no text, or a failure with its reason and a message naming the page.
+#[derive(Debug)]
+pub enum PageOutcome {
+    Record(Box<Record>),
+    NoText,
+    Failed { reason: &'static str, message: String },
+}
+
+/// Extracts and fingerprints one page into the record the crawl pipeline writes: the one
+/// place records are built, shared by the pipeline's workers and the Python package.
+/// `model` is the scorer's model identity ("" for none).
+pub fn page_record(
+    page: crate::sources::Page,
+    extractor: &Extractor<'_>,
+    fingerprinter: &Fingerprinter,
+    model: &str,
+) -> PageOutcome {
     let x = match extractor.extract(&page.body, page.http_charset.as_deref()) {
         Ok(x) => x,
-        Err(e) => return Outcome::Failed(e.reason(), format!("{} ({}): {e}", page.url, describe_source(&page.source))),
+        Err(e) => {
+            return PageOutcome::Failed {
+                reason: e.reason(),
+                message: format!("{} ({}): {e}", page.url, describe_source(&page.source)),
+            };
+        }
     };
     if x.text.trim().is_empty() {
-        return Outcome::Skipped("no_text", bytes);
+        return PageOutcome::NoText;
     }
     let fingerprints = fingerprinter.fingerprint(&x.text);
     let record = Record {
@@ -436,7 +466,7 @@ fn work(event: Option<SourceEvent>, extractor: &Extractor<'_>, fingerprinter: &F
             structure: x.structure,
         },
     };
-    Outcome::Record(Box::new(record), bytes)
+    PageOutcome::Record(Box::new(record))
 }
 
 fn describe_source(s: &crate::sink::record::Source) -> String {

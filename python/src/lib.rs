@@ -1,0 +1,430 @@
+//! `article_pipeline._native`: the Python face of the crate (PyO3). Everything here converts
+//! arguments and results; extraction, WARC reading and record building are the library's own
+//! functions (`Extractor`, `sources::response_event`, `pipeline::page_record`), so Python gets
+//! byte for byte what the `pipeline` binary writes. The pure-Python package around it
+//! (`article_pipeline/__init__.py`) adds the iterator conveniences and the datatrove adapter.
+//!
+//! Threads: an `Extractor` holds its scorer (model loaded once) and is shared freely between
+//! Python threads; extraction runs with the interpreter detached (the GIL released), so a
+//! thread pool scales with cores.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+use article_pipeline::dedup::{DedupOptions, Fingerprinter, NearDuplicateIndex};
+use article_pipeline::extract::{self, ExtractOptions};
+use article_pipeline::pipeline::{PageOutcome, page_record};
+use article_pipeline::scoring::{self, Scorer};
+use article_pipeline::sink::record::Source;
+use article_pipeline::sources::warc::{WarcLimits, WarcReader, WarcRecord};
+use article_pipeline::sources::{self, MAX_BODY_BYTES, SourceEvent};
+
+create_exception!(_native, ArticlePipelineError, PyException, "Base class of every error raised by article_pipeline.");
+create_exception!(_native, ModelError, ArticlePipelineError, "A scorer or model that cannot be used.");
+create_exception!(_native, ExtractionError, ArticlePipelineError, "A page that cannot be extracted.");
+create_exception!(_native, WarcError, ArticlePipelineError, "A WARC file or record that cannot be read.");
+
+/// Extracts article text with one scorer and one set of options. Load once, call from any
+/// number of threads: extraction releases the GIL.
+#[pyclass(frozen, module = "article_pipeline")]
+struct Extractor {
+    scorer: Box<dyn Scorer>,
+    options: ExtractOptions,
+    fingerprinter: Fingerprinter,
+    model_id: String,
+}
+
+impl Extractor {
+    fn core(&self) -> extract::Extractor<'_> {
+        extract::Extractor::new(self.scorer.as_ref(), self.options.clone())
+    }
+}
+
+#[pymethods]
+impl Extractor {
+    /// Extractor(scorer="nb", model=None, *, bias=None, tag_bias=None, hr=False, clean=False,
+    /// keep_boilerplate=False, keep_link_blocks=False, section_end_words=30)
+    ///
+    /// `scorer` is one of `article_pipeline.SCORERS`; `model` a model file from
+    /// `pipeline train` / `pipeline bootstrap` (default: the built-in model for "nb"; the
+    /// learned scorers need one). The options are the CLI's extraction flags.
+    #[new]
+    #[pyo3(signature = (scorer="nb", model=None, *, bias=None, tag_bias=None, hr=false, clean=false,
+                        keep_boilerplate=false, keep_link_blocks=false, section_end_words=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        scorer: &str,
+        model: Option<PathBuf>,
+        bias: Option<f64>,
+        tag_bias: Option<f64>,
+        hr: bool,
+        clean: bool,
+        keep_boilerplate: bool,
+        keep_link_blocks: bool,
+        section_end_words: Option<usize>,
+    ) -> PyResult<Self> {
+        let mut built =
+            scoring::build(scorer, model.as_deref(), bias).map_err(|e| ModelError::new_err(e.to_string()))?;
+        if let Some(t) = tag_bias {
+            built.set_tag_bias(t);
+        }
+        let options = ExtractOptions {
+            hr_constraint: hr,
+            clean,
+            drop_boilerplate: !keep_boilerplate,
+            drop_link_blocks: !keep_link_blocks,
+            section_end_words: section_end_words.unwrap_or(ExtractOptions::default().section_end_words),
+            ..ExtractOptions::default()
+        };
+        let model_id = built.model_id();
+        Ok(Extractor { scorer: built, options, fingerprinter: Fingerprinter::new(DedupOptions::default()), model_id })
+    }
+
+    /// The scorer's name.
+    #[getter]
+    fn scorer(&self) -> &'static str {
+        self.scorer.name()
+    }
+
+    /// The model's identity as written in records ("" for scorers without a model).
+    #[getter]
+    fn model(&self) -> &str {
+        &self.model_id
+    }
+
+    /// extract(html, url=None, *, charset=None, fingerprints=False) -> Extraction
+    ///
+    /// `html` is the page as bytes (any charset: BOM, `charset`, `<meta>` or detection decide)
+    /// or as str (already decoded). Raises ExtractionError for pages that are not HTML or too
+    /// large.
+    #[pyo3(signature = (html, url=None, *, charset=None, fingerprints=false))]
+    fn extract(
+        &self,
+        py: Python<'_>,
+        html: &Bound<'_, PyAny>,
+        url: Option<String>,
+        charset: Option<String>,
+        fingerprints: bool,
+    ) -> PyResult<Extraction> {
+        let (bytes, charset): (&[u8], Option<String>) = if let Ok(b) = html.cast::<PyBytes>() {
+            (b.as_bytes(), charset)
+        } else if let Ok(s) = html.cast::<PyString>() {
+            (s.to_str()?.as_bytes(), Some("utf-8".to_string()))
+        } else {
+            return Err(PyValueError::new_err("html must be bytes or str"));
+        };
+        let (x, fp) = py
+            .detach(|| {
+                let x = self.core().extract(bytes, charset.as_deref())?;
+                let fp = fingerprints.then(|| self.fingerprinter.fingerprint(&x.text));
+                Ok::<_, extract::ExtractError>((x, fp))
+            })
+            .map_err(|e| {
+                let at = url.as_deref().map(|u| format!("{u}: ")).unwrap_or_default();
+                ExtractionError::new_err(format!("{at}{e}"))
+            })?;
+        Ok(Extraction {
+            text: x.text,
+            title: x.title,
+            span: x.span,
+            byte_span: x.byte_span,
+            score: x.score,
+            tokens: x.tokens,
+            encoding: x.encoding.map(str::to_string),
+            scorer: x.scorer.to_string(),
+            model: self.model_id.clone(),
+            url,
+            fingerprints_json: fp.map(|f| serde_json::to_string(&f).expect("fingerprints serialise")),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Extractor(scorer={:?}, model={:?})", self.scorer.name(), self.model_id)
+    }
+}
+
+/// The result of one page.
+#[pyclass(frozen, get_all, module = "article_pipeline")]
+struct Extraction {
+    /// The article text; paragraphs separated by a blank line.
+    text: String,
+    /// Text of <title>, if any.
+    title: Option<String>,
+    /// First and last token of the chosen span (inclusive), if any.
+    span: Option<(usize, usize)>,
+    /// Byte range of the span in the decoded page, if any.
+    byte_span: Option<(usize, usize)>,
+    /// Value of the maximum subsequence.
+    score: f64,
+    /// Tokens in the page.
+    tokens: usize,
+    /// Encoding the page was decoded with.
+    encoding: Option<String>,
+    /// Scorer name.
+    scorer: String,
+    /// Model identity ("" for none).
+    model: String,
+    /// The URL given to extract(), if any.
+    url: Option<String>,
+    /// Fingerprints as JSON when asked for (the package turns them into a dict).
+    fingerprints_json: Option<String>,
+}
+
+#[pymethods]
+impl Extraction {
+    fn __repr__(&self) -> String {
+        let head: String = self.text.chars().take(60).collect();
+        format!(
+            "Extraction(title={}, tokens={}, text={:?}…)",
+            self.title.as_deref().map(|t| format!("{t:?}")).unwrap_or_else(|| "None".into()),
+            self.tokens,
+            head
+        )
+    }
+}
+
+/// fingerprints(text) -> str: the record's fingerprints of `text` as JSON (exact hash, SimHash,
+/// MinHash, LSH band keys), with the default dedup settings.
+#[pyfunction]
+fn fingerprints_json(py: Python<'_>, text: &str) -> String {
+    py.detach(|| {
+        let fp = Fingerprinter::new(DedupOptions::default()).fingerprint(text);
+        serde_json::to_string(&fp).expect("fingerprints serialise")
+    })
+}
+
+/// One HTML response of a WARC file.
+#[pyclass(frozen, get_all, module = "article_pipeline")]
+struct Page {
+    /// WARC-Record-ID without angle brackets.
+    id: String,
+    /// WARC-Target-URI.
+    url: String,
+    /// WARC file (as given) and the byte offset of the record (of its gzip member).
+    file: String,
+    offset: u64,
+    /// WARC-Date.
+    fetched_at: Option<String>,
+    status: Option<u16>,
+    content_type: Option<String>,
+    /// Charset named by the HTTP Content-Type, if any.
+    charset: Option<String>,
+    /// The HTTP body, transfer- and content-coding undone.
+    body: Py<PyBytes>,
+}
+
+#[pymethods]
+impl Page {
+    fn __repr__(&self) -> String {
+        format!("Page(url={:?}, offset={})", self.url, self.offset)
+    }
+}
+
+type Events = Box<dyn Iterator<Item = SourceEvent> + Send>;
+
+/// Opens a WARC (path, or the file's bytes) as the pipeline's source events.
+fn open_events(source: &Bound<'_, PyAny>) -> PyResult<(String, Events)> {
+    let limits = WarcLimits { max_block_bytes: MAX_BODY_BYTES + (256 << 10), ..WarcLimits::default() };
+    let keep = |r: &WarcRecord| r.warc_type() == "response";
+    let (name, reader) = if let Ok(b) = source.cast::<PyBytes>() {
+        let reader: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(b.as_bytes().to_vec()));
+        let name = "<bytes>".to_string();
+        let r = WarcReader::from_reader(Path::new(&name), reader, limits, keep)
+            .map_err(|e| WarcError::new_err(format!("{name}: {e}")))?;
+        (name, r)
+    } else {
+        let path: PathBuf = source.extract()?;
+        let name = path.display().to_string();
+        (name, WarcReader::open(&path, limits, keep).map_err(|e| WarcError::new_err(e.to_string()))?)
+    };
+    let file = name.clone();
+    let events = reader.map(move |item| match item {
+        Ok(rec) => sources::response_event(&file, rec),
+        Err(e) => SourceEvent::Failed { reason: e.reason(), message: e.to_string() },
+    });
+    Ok((name, Box::new(events)))
+}
+
+/// The HTML pages of a WARC file, in file order. Damaged records are reported through
+/// `on_error`: an exception (`"raise"`; iteration can go on after it), a Python warning
+/// (`"warn"`, the default) or nothing (`"ignore"`).
+#[pyclass(module = "article_pipeline")]
+struct WarcPages {
+    events: Mutex<Events>,
+    on_error: OnError,
+}
+
+#[derive(Clone, Copy)]
+enum OnError {
+    Raise,
+    Warn,
+    Ignore,
+}
+
+fn on_error(s: &str) -> PyResult<OnError> {
+    match s {
+        "raise" => Ok(OnError::Raise),
+        "warn" => Ok(OnError::Warn),
+        "ignore" => Ok(OnError::Ignore),
+        other => {
+            Err(PyValueError::new_err(format!("on_error must be \"raise\", \"warn\" or \"ignore\", not {other:?}")))
+        }
+    }
+}
+
+/// Reports a failed input per `on_error`; Ok(()) means "go on".
+fn report(py: Python<'_>, on_error: OnError, message: &str) -> PyResult<()> {
+    match on_error {
+        OnError::Raise => Err(WarcError::new_err(message.to_string())),
+        OnError::Warn => {
+            let warnings = py.import("warnings")?;
+            warnings.call_method1("warn", (message, py.get_type::<pyo3::exceptions::PyRuntimeWarning>()))?;
+            Ok(())
+        }
+        OnError::Ignore => Ok(()),
+    }
+}
+
+#[pymethods]
+impl WarcPages {
+    #[new]
+    #[pyo3(signature = (source, *, on_error="warn"))]
+    fn new(source: &Bound<'_, PyAny>, on_error: &str) -> PyResult<Self> {
+        let on_error = self::on_error(on_error)?;
+        let (_, events) = open_events(source)?;
+        Ok(WarcPages { events: Mutex::new(events), on_error })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Page>> {
+        loop {
+            let event = py.detach(|| self.events.lock().expect("warc reader lock").next());
+            match event {
+                None => return Ok(None),
+                Some(SourceEvent::Skipped { .. }) => continue,
+                Some(SourceEvent::Failed { message, .. }) => report(py, self.on_error, &message)?,
+                Some(SourceEvent::Page(p)) => {
+                    let (file, offset) = match &p.source {
+                        Source::Warc { file, offset } => (file.clone(), *offset),
+                        Source::Feed { feed } => (feed.clone(), 0),
+                    };
+                    return Ok(Some(Page {
+                        id: p.id,
+                        url: p.url,
+                        file,
+                        offset,
+                        fetched_at: p.fetched_at,
+                        status: p.status,
+                        content_type: p.content_type,
+                        charset: p.http_charset,
+                        body: PyBytes::new(py, &p.body).unbind(),
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// The records of a WARC file as the crawl pipeline writes them (JSON text per record), with
+/// near duplicates within the file marked (`near_duplicate_of`) or, with
+/// `drop_near_duplicates`, left out.
+#[pyclass(module = "article_pipeline")]
+struct WarcRecords {
+    events: Mutex<Events>,
+    extractor: Py<Extractor>,
+    index: Mutex<NearDuplicateIndex>,
+    drop_near_duplicates: bool,
+    on_error: OnError,
+}
+
+#[pymethods]
+impl WarcRecords {
+    #[new]
+    #[pyo3(signature = (source, extractor, *, drop_near_duplicates=false, on_error="warn"))]
+    fn new(
+        source: &Bound<'_, PyAny>,
+        extractor: Py<Extractor>,
+        drop_near_duplicates: bool,
+        on_error: &str,
+    ) -> PyResult<Self> {
+        let on_error = self::on_error(on_error)?;
+        let (_, events) = open_events(source)?;
+        Ok(WarcRecords {
+            events: Mutex::new(events),
+            extractor,
+            index: Mutex::new(NearDuplicateIndex::new()),
+            drop_near_duplicates,
+            on_error,
+        })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The next record as JSON text.
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let ex = self.extractor.get();
+        loop {
+            let outcome = py.detach(|| {
+                let event = self.events.lock().expect("warc reader lock").next()?;
+                Some(match event {
+                    SourceEvent::Skipped { .. } => None,
+                    SourceEvent::Failed { message, .. } => Some(Err(message)),
+                    SourceEvent::Page(p) => {
+                        match page_record(*p, &ex.core(), &ex.fingerprinter, ex.model_id.as_str()) {
+                            PageOutcome::NoText => None,
+                            PageOutcome::Failed { message, .. } => Some(Err(message)),
+                            PageOutcome::Record(mut record) => {
+                                let mut index = self.index.lock().expect("dedup index lock");
+                                let dup = index
+                                    .check_and_insert(&record.id, &record.metadata.fingerprints)
+                                    .map(str::to_string);
+                                if dup.is_some() && self.drop_near_duplicates {
+                                    None
+                                } else {
+                                    record.metadata.near_duplicate_of = dup;
+                                    Some(Ok(serde_json::to_string(&record).expect("records serialise")))
+                                }
+                            }
+                        }
+                    }
+                })
+            });
+            match outcome {
+                None => return Ok(None),
+                Some(None) => continue,
+                Some(Some(Ok(json))) => return Ok(Some(json)),
+                Some(Some(Err(message))) => report(py, self.on_error, &message)?,
+            }
+        }
+    }
+}
+
+/// The scorers `Extractor(scorer=...)` accepts.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Extractor>()?;
+    m.add_class::<Extraction>()?;
+    m.add_class::<Page>()?;
+    m.add_class::<WarcPages>()?;
+    m.add_class::<WarcRecords>()?;
+    m.add_function(wrap_pyfunction!(fingerprints_json, m)?)?;
+    m.add("SCORERS", scoring::NAMES.to_vec())?;
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    let py = m.py();
+    m.add("ArticlePipelineError", py.get_type::<ArticlePipelineError>())?;
+    m.add("ModelError", py.get_type::<ModelError>())?;
+    m.add("ExtractionError", py.get_type::<ExtractionError>())?;
+    m.add("WarcError", py.get_type::<WarcError>())?;
+    Ok(())
+}

@@ -1,0 +1,149 @@
+"""The Python package against the `pipeline` binary: same text, same records, thread safety,
+errors as exceptions, WARC iteration."""
+
+import gzip
+import json
+import subprocess
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import zstandard
+
+import article_pipeline as ap
+
+
+def cli_json(pipeline_bin, page: Path) -> dict:
+    out = subprocess.run([str(pipeline_bin), "extract", "--json", str(page)], check=True, capture_output=True)
+    return json.loads(out.stdout)
+
+
+def test_extraction_equals_the_cli_byte_for_byte(pipeline_bin, pages):
+    for page in pages:
+        want = cli_json(pipeline_bin, page)
+        got = ap.extract(page.read_bytes(), url=page.name)
+        assert got.text.encode() == want["text"].encode(), page.name
+        assert got.title == want["title"]
+        assert list(got.span) == want["span"]
+        assert got.tokens == want["tokens"]
+        assert got.scorer == want["scorer"] == "nb"
+        assert got.url == page.name
+
+
+def test_str_input_gives_the_same_text_as_utf8_bytes(pages):
+    page = next(p for p in pages if "windows-1252" not in p.name)
+    assert ap.extract(page.read_text("utf-8")).text == ap.extract(page.read_bytes()).text
+
+
+def test_threads_give_the_same_results(pages):
+    ex = ap.Extractor()
+    work = [p.read_bytes() for p in pages] * 30
+    alone = [ex.extract(h).text for h in work]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda h: ex.extract(h).text, work))
+    assert together == alone
+    assert len(set(alone)) == len(pages)
+
+
+def test_fingerprints_match_the_records(example_warc):
+    records = list(ap.process_warc(example_warc))
+    assert records
+    for r in records:
+        assert ap.fingerprints(r["text"]) == r["metadata"]["fingerprints"]
+    x = ap.extract(b"<p>" + b"words of an article " * 20 + b"</p>", fingerprints=True)
+    fp = ap.extraction_fingerprints(x)
+    assert fp == ap.fingerprints(x.text)
+    assert len(fp["minhash"]) == 112 and len(fp["bands"]) == 14
+
+
+def test_bad_input_raises_with_the_rust_message(tmp_path):
+    with pytest.raises(ap.ExtractionError, match="not html"):
+        ap.extract(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", url="http://x.test/image")
+    with pytest.raises(ap.ExtractionError, match="x.test/image"):
+        ap.extract(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", url="http://x.test/image")
+    with pytest.raises(ValueError):
+        ap.extract(12345)
+    with pytest.raises(ap.ModelError, match="unknown scorer"):
+        ap.Extractor("no-such-scorer")
+    with pytest.raises(ap.ModelError, match="needs a model file"):
+        ap.Extractor("svm")
+    bad = tmp_path / "bad.nbm"
+    bad.write_bytes(b"APMODEL\x01garbage")
+    with pytest.raises(ap.ModelError, match="bad.nbm"):
+        ap.Extractor("nb", str(bad))
+    with pytest.raises(ap.WarcError, match="missing.warc.gz"):
+        ap.read_warc(tmp_path / "missing.warc.gz")
+    assert issubclass(ap.WarcError, ap.ArticlePipelineError)
+    # Nothing crashes the interpreter on hostile pages.
+    for page in [b"", b"<" * 100000, b"<div>" * 50000, "\u00e9" * 10000, b"\xff\xfe" + b"\x00<" * 1000]:
+        try:
+            ap.extract(page)
+        except ap.ArticlePipelineError:
+            pass
+
+
+def test_a_warc_iterates_its_pages_in_order(example_warc, pages):
+    got = list(ap.read_warc(example_warc))
+    assert [p.url for p in got] == [f"http://example.com/{p.name}" for p in pages]
+    assert [p.body for p in got] == [p.read_bytes() for p in pages]
+    assert all(p.status == 200 and p.offset > 0 and p.file == str(example_warc) for p in got)
+    assert [p.url for p in ap.read_warc(example_warc.read_bytes())] == [p.url for p in got]
+
+
+def test_damaged_records_warn_or_raise_and_reading_goes_on(example_warc, pages):
+    data = bytearray(example_warc.read_bytes())
+    second = list(ap.read_warc(example_warc))[1].offset
+    for i in range(second + 30, second + 80):
+        data[i] ^= 0x5A
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        urls = [p.url for p in ap.read_warc(bytes(data))]
+    assert len(urls) == len(pages) - 1
+    assert any(f"record at byte {second}" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    it = ap.read_warc(bytes(data), on_error="raise")
+    seen = []
+    with pytest.raises(ap.WarcError, match=f"record at byte {second}"):
+        for p in it:
+            seen.append(p.url)
+    seen.extend(p.url for p in it)  # the iterator goes on after the error
+    assert seen == urls
+
+
+def test_process_warc_gives_the_cli_records(tmp_path, pipeline_bin, example_warc):
+    out = tmp_path / "out"
+    subprocess.run([str(pipeline_bin), "--warc", str(example_warc), "--out", str(out)], check=True, capture_output=True)
+    cli = []
+    for part in sorted(out.glob("part-*.jsonl.zst")):
+        with zstandard.open(part, "rt", encoding="utf-8") as f:
+            cli.extend(json.loads(line) for line in f)
+    py = list(ap.process_warc(example_warc))
+    assert py == cli
+
+
+def test_the_datatrove_example_runs_on_generated_warcs(tmp_path, pipeline_bin, pages):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
+    import datatrove_warc
+    from conftest import pack_warc
+
+    src = tmp_path / "in"
+    src.mkdir()
+    pack_warc(pipeline_bin, src / "a.warc.gz", pages, "http://a.test/")
+    pack_warc(pipeline_bin, src / "b.warc.gz", pages, "http://b.test/")
+    out = tmp_path / "out"
+    datatrove_warc.build(str(src), str(out), tasks=2, logging_dir=str(tmp_path / "logs")).run()
+    docs = []
+    for f in sorted(out.glob("*.jsonl.gz")):
+        with gzip.open(f, "rt", encoding="utf-8") as fh:
+            docs.extend(json.loads(line) for line in fh)
+    assert sorted(d["metadata"]["url"] for d in docs) == sorted(
+        f"http://{h}.test/{p.name}" for h in "ab" for p in pages
+    )
+    want = {p.name: ap.extract(p.read_bytes()).text for p in pages}
+    for d in docs:
+        name = d["metadata"]["url"].rsplit("/", 1)[1]
+        # datatrove's WarcReader decodes the page itself; the text must be the article's.
+        assert d["text"] == want[name] or (name.startswith("marche") and "Le conseil a vot" in d["text"]), name
+        assert d["metadata"]["extraction"]["scorer"] == "nb"
