@@ -57,6 +57,7 @@ __all__ = [
     "Page",
     "WarcError",
     "extract",
+    "extraction_fingerprints",
     "fingerprints",
     "read_warc",
     "process_warc",
