@@ -24,7 +24,9 @@ def pages(manifests, split="dev"):
     out = []
     for m in manifests:
         m = Path(m)
-        for line in m.read_text().splitlines():
+        for line in m.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
             d = json.loads(line)
             if d.get("split") == split:
                 p = Path(d["html"])
