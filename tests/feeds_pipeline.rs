@@ -231,13 +231,15 @@ fn feeds_are_polled_articles_fetched_once_and_faults_counted() {
 
     let stats: Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["written"], 8);
-    assert_eq!(stats["failed"]["robots_disallowed"], 1, "{stats}");
+    // robots.txt's no is policy, not failure: skipped.
+    assert_eq!(stats["skipped"]["robots_disallowed"], 1, "{stats}");
+    assert!(stats["failed"].get("robots_disallowed").is_none(), "{stats}");
     assert_eq!(stats["failed"]["timeout"], 1, "{stats}");
     assert_eq!(stats["failed"]["too_many_redirects"], 1, "{stats}");
     assert_eq!(stats["failed"]["too_large"], 1, "{stats}");
     assert_eq!(stats["failed"]["feed_parse"], 1, "{stats}");
     assert_eq!(stats["skipped"]["not_html"], 1, "{stats}");
-    for needle in ["/private/secret: disallowed by robots.txt", "/slow: timed out", "broken.xml: not a feed"] {
+    for needle in ["/slow: timed out", "broken.xml: not a feed"] {
         assert!(stderr.contains(needle), "{needle} not in {stderr}");
     }
 

@@ -43,7 +43,7 @@ pub struct FeedsConfig {
     /// Seconds between polls of a feed when not `once`.
     pub interval_secs: u64,
     pub user_agent: String,
-    /// Milliseconds between two requests to one host (robots.txt Crawl-delay wins, up to 30 s).
+    /// Milliseconds between two requests to one host (the larger of it and robots.txt's Crawl-delay, capped at 30 s, is used).
     pub delay_ms: u64,
     /// Let feed URLs reach loopback, private, link-local and multicast addresses.
     pub allow_private_addresses: bool,

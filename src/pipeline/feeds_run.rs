@@ -7,7 +7,11 @@
 //! is `pending` until the part holding its record is committed: the sink marks the batch
 //! `done` with the part's index just before the part is renamed into place, and on restart a
 //! `done` article whose part file does not exist goes back to `pending`. A restart therefore
-//! neither fetches a written article again nor loses one.
+//! neither fetches a written article again nor loses one. Only permanent outcomes end an
+//! article: a fetch that failed for a reason that may pass (timeout, network error, a 5xx or
+//! 429 after the fetcher's own retries, robots.txt unavailable) leaves it `pending` with one
+//! more attempt counted, and it is tried again on the next poll or run, up to
+//! [`MAX_ATTEMPTS`] times; then it is `failed`.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -24,6 +28,9 @@ use crate::sources::warc_writer::{Exchange, WarcWriter};
 use crate::sources::{Page, SourceEvent, feeds, http, url_id};
 
 pub(crate) const STATE_FILE: &str = "state.sqlite";
+
+/// Transient failures after which an article is given up (`status = 'failed'`).
+pub const MAX_ATTEMPTS: u32 = 5;
 
 /// Everything a feeds run needs.
 pub struct FeedsRun<'a> {
@@ -50,6 +57,14 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
          CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
     )
     .map_err(&e)?;
+    // Databases written before attempts were counted get the column.
+    let has_attempts = conn
+        .prepare("SELECT 1 FROM pragma_table_info('articles') WHERE name = 'attempts'")
+        .and_then(|mut st| st.exists([]))
+        .map_err(&e)?;
+    if !has_attempts {
+        conn.execute_batch("ALTER TABLE articles ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;").map_err(&e)?;
+    }
     Ok(conn)
 }
 
@@ -57,12 +72,16 @@ struct FeedsCheckpoint<'a> {
     conn: Connection,
     path: &'a Path,
     batch: Vec<String>,
+    /// Articles whose fetch failed transiently since the last part.
+    retry: Vec<String>,
 }
 
 impl Checkpoint for FeedsCheckpoint<'_> {
     fn processed(&mut self, origin: &Origin) {
-        if let Origin::Url(u) = origin {
-            self.batch.push(u.clone());
+        match origin {
+            Origin::Url(u) => self.batch.push(u.clone()),
+            Origin::UrlRetry(u) => self.retry.push(u.clone()),
+            _ => {}
         }
     }
 
@@ -75,11 +94,22 @@ impl Checkpoint for FeedsCheckpoint<'_> {
             for u in &self.batch {
                 st.execute(params![u, part]).map_err(&e)?;
             }
+            let mut st = tx
+                .prepare_cached(
+                    "UPDATE articles SET attempts = attempts + 1,
+                         status = CASE WHEN attempts + 1 >= ?2 THEN 'failed' ELSE 'pending' END
+                     WHERE url = ?1 AND status = 'pending'",
+                )
+                .map_err(&e)?;
+            for u in &self.retry {
+                st.execute(params![u, MAX_ATTEMPTS]).map_err(&e)?;
+            }
         }
         let json = serde_json::to_string(stats).expect("stats serialise");
         tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('stats', ?1)", params![json]).map_err(&e)?;
         tx.commit().map_err(&e)?;
         self.batch.clear();
+        self.retry.clear();
         Ok(())
     }
 }
@@ -118,7 +148,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
     let output = ctx.open_output()?;
-    let mut checkpoint = FeedsCheckpoint { conn, path: &db_path, batch: Vec::new() };
+    let mut checkpoint = FeedsCheckpoint { conn, path: &db_path, batch: Vec::new(), retry: Vec::new() };
     let fetcher = Fetcher::new(run.feeds.fetch_options()).map_err(|e| PipelineError::Source(e.to_string()))?;
     let warc_out = match &run.feeds.warc_out {
         Some(dir) => {
@@ -230,7 +260,9 @@ impl Crawl {
                 rows.collect::<Result<_, _>>().map_err(&e)?
             };
             let mut fetches = tokio::task::JoinSet::new();
-            let mut queue = pending.into_iter().filter(|(u, _)| in_flight.insert(u.clone()));
+            let queue: Vec<(String, String)> =
+                pending.into_iter().filter(|(u, _)| in_flight.insert(u.clone())).collect();
+            let mut queue = queue.into_iter();
             let mut open = true;
             loop {
                 if *stop.borrow() {
@@ -249,9 +281,16 @@ impl Crawl {
                     }
                 }
                 let Some(joined) = fetches.join_next().await else { break };
-                let Ok((url, event)) = joined else { continue };
+                let Ok((url, (event, transient))) = joined else { continue };
+                let origin = if transient {
+                    // Still pending: the next poll may take it again.
+                    in_flight.remove(&url);
+                    Origin::UrlRetry(url)
+                } else {
+                    Origin::Url(url)
+                };
                 // Blocking send: the engine's bounded channel is the backpressure.
-                if !tx.send(Origin::Url(url), Some(event)) {
+                if !tx.send(origin, Some(event)) {
                     return Ok(());
                 }
             }
@@ -283,19 +322,35 @@ impl Crawl {
         }
     }
 
-    /// Fetches one article and turns it into a source event.
-    async fn article(&self, url: &str, feed: &str) -> SourceEvent {
+    /// Fetches one article and turns it into a source event; true when it failed for a
+    /// reason that may pass, so that it is tried again.
+    async fn article(&self, url: &str, feed: &str) -> (SourceEvent, bool) {
         let Ok(parsed) = Url::parse(url) else {
-            return SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") };
+            return (SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") }, false);
         };
-        let mut f = match self.fetcher.fetch(&parsed, Trust::Feed, None).await {
+        let f = match self.fetcher.fetch(&parsed, Trust::Feed, None).await {
             Ok(f) => f,
-            Err(err) => return SourceEvent::Failed { reason: err.reason(), message: err.to_string() },
+            // robots.txt said no: a policy decision, not a failure (counted as skipped).
+            Err(err @ crate::sources::fetch::FetchError::Robots { .. }) => {
+                tracing::info!("{err}");
+                return (SourceEvent::Skipped { reason: err.reason() }, false);
+            }
+            Err(err) => {
+                let transient = err.is_transient();
+                return (SourceEvent::Failed { reason: err.reason(), message: err.to_string() }, transient);
+            }
         };
         self.archive(&f);
         if !(200..300).contains(&f.status) {
-            return SourceEvent::Failed { reason: "http_status", message: format!("{url}: HTTP status {}", f.status) };
+            let transient = f.status >= 500 || f.status == 429;
+            let message = format!("{url}: HTTP status {}", f.status);
+            return (SourceEvent::Failed { reason: "http_status", message }, transient);
         }
+        (self.page(url, feed, f), false)
+    }
+
+    /// A fetched 2xx article as a page event.
+    fn page(&self, url: &str, feed: &str, mut f: Fetched) -> SourceEvent {
         let content_type = f.header("content-type").map(str::to_string);
         // Archived above; the raw body is not needed any more.
         let raw = std::mem::take(&mut f.body);

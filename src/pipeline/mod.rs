@@ -93,6 +93,9 @@ pub enum Origin {
     FileDone { file: usize },
     /// An article URL of feeds mode.
     Url(String),
+    /// An article URL of feeds mode whose fetch failed for a reason that may pass (timeout,
+    /// network, 5xx, robots.txt unavailable): it stays pending, to be tried again.
+    UrlRetry(String),
     /// Anything else (a feed that failed to poll).
     Other,
 }

@@ -111,7 +111,7 @@ impl Checkpoint for WarcCheckpoint<'_> {
                 self.live.done.push(self.keys[*file].clone());
                 self.live.current = None;
             }
-            Origin::Url(_) | Origin::Other => {}
+            Origin::Url(_) | Origin::UrlRetry(_) | Origin::Other => {}
         }
     }
 

@@ -112,6 +112,8 @@ pub enum FetchError {
     Blocked { url: String, why: String },
     #[error("{url}: disallowed by robots.txt")]
     Robots { url: String },
+    #[error("{url}: robots.txt is unavailable (server error or unreachable); will retry")]
+    RobotsUnavailable { url: String },
     #[error("{url}: body larger than {limit} bytes")]
     TooLarge { url: String, limit: u64 },
     #[error("{url}: timed out")]
@@ -127,10 +129,17 @@ pub enum FetchError {
 }
 
 impl FetchError {
+    /// A failure that may not happen again (timeouts, network errors, an unavailable
+    /// robots.txt): the article is tried again later rather than given up.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, FetchError::Timeout { .. } | FetchError::Network { .. } | FetchError::RobotsUnavailable { .. })
+    }
+
     pub fn reason(&self) -> &'static str {
         match self {
             FetchError::Blocked { .. } => "ssrf_blocked",
             FetchError::Robots { .. } => "robots_disallowed",
+            FetchError::RobotsUnavailable { .. } => "robots_unavailable",
             FetchError::TooLarge { .. } => "too_large",
             FetchError::Timeout { .. } => "timeout",
             FetchError::Status { .. } => "http_status",
@@ -213,9 +222,18 @@ fn literal_forbidden(url: &Url) -> Option<String> {
 
 enum Robots {
     AllowAll,
-    DisallowAll,
     Rules(Box<texting_robots::Robot>),
+    /// robots.txt could not be had (5xx, network, timeout): RFC 9309 §2.3.1.4 says assume
+    /// complete disallow, but only for now. The host's pages fail as transient
+    /// ([`FetchError::RobotsUnavailable`], kept pending by the feeds run) and robots.txt is
+    /// asked for again after `retry_at`.
+    Unreachable {
+        retry_at: Instant,
+    },
 }
+
+/// How long an unreachable robots.txt stands before it is asked for again.
+const ROBOTS_RETRY: Duration = Duration::from_secs(60);
 
 struct HostState {
     next_allowed: Instant,
@@ -307,7 +325,8 @@ impl Fetcher {
         let state = self.host_state(&key);
         // One request at a time per host: hold the host's lock for the whole exchange.
         let mut host = state.lock().await;
-        if host.robots.is_none() {
+        let stale = matches!(host.robots, Some(Robots::Unreachable { retry_at }) if Instant::now() >= retry_at);
+        if host.robots.is_none() || stale {
             let robots = self.robots(client, url, &host).await;
             if let Robots::Rules(r) = &robots
                 && let Some(d) = r.delay
@@ -321,7 +340,7 @@ impl Fetcher {
         }
         let allowed = match host.robots.as_ref().expect("set above") {
             Robots::AllowAll => true,
-            Robots::DisallowAll => false,
+            Robots::Unreachable { .. } => return Err(FetchError::RobotsUnavailable { url: shown }),
             Robots::Rules(r) => r.allowed(url.as_str()),
         };
         if !allowed {
@@ -366,10 +385,10 @@ impl Fetcher {
             }
             // RFC 9309 §2.3.1.3: "unavailable" (4xx) means no restrictions.
             Ok(f) if (400..500).contains(&f.status) => Robots::AllowAll,
-            // Unreachable (5xx, network): assume complete disallow, for this run.
-            Ok(_) => Robots::DisallowAll,
+            // Unreachable (5xx, network): complete disallow for now, asked again later.
+            Ok(_) => Robots::Unreachable { retry_at: Instant::now() + ROBOTS_RETRY },
             Err(FetchError::Blocked { .. }) => Robots::AllowAll, // the page fetch reports it
-            Err(_) => Robots::DisallowAll,
+            Err(_) => Robots::Unreachable { retry_at: Instant::now() + ROBOTS_RETRY },
         }
     }
 
@@ -377,23 +396,14 @@ impl Fetcher {
     async fn once(&self, client: &Client, url: &Url, validators: Option<(&str, &str)>) -> Result<Fetched, FetchError> {
         let shown = url.to_string();
         let mut req = client.get(url.clone());
-        let mut request_head = format!(
-            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {}\r\n",
-            request_target(url),
-            host_header(url),
-            self.options.user_agent
-        );
         if let Some((etag, modified)) = validators {
             if !etag.is_empty() {
                 req = req.header("If-None-Match", etag);
-                request_head.push_str(&format!("If-None-Match: {etag}\r\n"));
             }
             if !modified.is_empty() {
                 req = req.header("If-Modified-Since", modified);
-                request_head.push_str(&format!("If-Modified-Since: {modified}\r\n"));
             }
         }
-        request_head.push_str("\r\n");
         let fetched_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         let mut resp = req.send().await.map_err(|e| classify(&shown, &e))?;
         let status = resp.status().as_u16();
@@ -402,6 +412,9 @@ impl Fetcher {
             .iter()
             .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
+        // The request that produced this response: after redirects, the one to the final URL
+        // (its request line and Host), which is what a WARC request record must hold.
+        let request_head = self.request_head(resp.url(), validators);
         let final_url = resp.url().to_string();
         let ip = resp.remote_addr().map(|a| a.ip().to_string());
         let limit = self.options.max_body_bytes;
@@ -416,6 +429,28 @@ impl Fetcher {
             body.extend_from_slice(&chunk);
         }
         Ok(Fetched { url: shown, final_url, status, headers, body, ip, fetched_at, request: request_head.into_bytes() })
+    }
+}
+
+impl Fetcher {
+    /// The request head as sent to `url` (reqwest adds the same validators on each hop).
+    fn request_head(&self, url: &Url, validators: Option<(&str, &str)>) -> String {
+        let mut head = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {}\r\n",
+            request_target(url),
+            host_header(url),
+            self.options.user_agent
+        );
+        if let Some((etag, modified)) = validators {
+            if !etag.is_empty() {
+                head.push_str(&format!("If-None-Match: {etag}\r\n"));
+            }
+            if !modified.is_empty() {
+                head.push_str(&format!("If-Modified-Since: {modified}\r\n"));
+            }
+        }
+        head.push_str("\r\n");
+        head
     }
 }
 

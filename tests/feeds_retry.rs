@@ -1,0 +1,230 @@
+//! Feeds runs against an axum server on 127.0.0.1 whose robots.txt first fails (503) and then
+//! answers: the articles it held back are fetched on the next run, not lost; and with
+//! `--warc-out`, a redirected article's request record is the request to the final URL.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri};
+use axum::response::Response;
+
+use article_pipeline::sink::{list_parts, read_part};
+use article_pipeline::sources::warc::{WarcLimits, WarcReader};
+
+type Hits = Arc<Mutex<HashMap<String, u32>>>;
+
+/// Two origins on 127.0.0.1 (two ports: the fetcher keeps robots.txt per origin): the feed's,
+/// whose robots.txt always answers, and the articles', whose robots.txt first fails.
+struct Server {
+    feed_base: String,
+    article_base: String,
+    hits: Hits,
+    _rt: tokio::runtime::Runtime,
+}
+
+#[derive(Clone)]
+struct Site {
+    hits: Hits,
+    article_base: String,
+    /// How many times this origin's robots.txt answers 503 before it answers 200.
+    robots_failures: u32,
+    /// A path robots.txt disallows ("" for none).
+    disallow: &'static str,
+    name: &'static str,
+}
+
+fn start(robots_failures: u32) -> Server {
+    start_with(robots_failures, "")
+}
+
+fn start_with(robots_failures: u32, disallow: &'static str) -> Server {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let feed_l = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let article_l = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let feed_base = format!("http://{}", feed_l.local_addr().unwrap());
+    let article_base = format!("http://{}", article_l.local_addr().unwrap());
+    let hits: Hits = Arc::default();
+    for (listener, name, failures) in [(feed_l, "feed", 0), (article_l, "articles", robots_failures)] {
+        let site =
+            Site { hits: hits.clone(), article_base: article_base.clone(), robots_failures: failures, disallow, name };
+        let app = axum::Router::new().fallback(handle).with_state(site);
+        rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
+    }
+    Server { feed_base, article_base, hits, _rt: rt }
+}
+
+fn page(title: &str) -> String {
+    let para = format!("<p>The {title} story goes on with many words about the town council and its plans.</p>\n");
+    format!(
+        "<!doctype html><html><head><title>{title}</title></head><body><nav><a href=/>Home</a></nav>\
+         <article><h1>{title}</h1>{}</article><footer>Copyright</footer></body></html>",
+        para.repeat(8)
+    )
+}
+
+async fn handle(State(site): State<Site>, uri: Uri, _h: HeaderMap) -> Response {
+    let path = uri.path().to_string();
+    let hit = {
+        let mut h = site.hits.lock().unwrap();
+        let n = h.entry(format!("{}{path}", site.name)).or_default();
+        *n += 1;
+        *n
+    };
+    let ok = |ct: &str, body: String| Response::builder().header("content-type", ct).body(Body::from(body)).unwrap();
+    let base = &site.article_base;
+    match path.as_str() {
+        "/robots.txt" if hit <= site.robots_failures => Response::builder().status(503).body(Body::empty()).unwrap(),
+        "/robots.txt" if site.disallow.is_empty() => ok("text/plain", "User-agent: *\nAllow: /\n".into()),
+        "/robots.txt" => ok("text/plain", format!("User-agent: *\nDisallow: {}\n", site.disallow)),
+        "/feed.xml" => {
+            let items: String = ["/a/1", "/a/2", "/moved"]
+                .iter()
+                .map(|p| format!("<item><title>{p}</title><link>{base}{p}</link></item>"))
+                .collect();
+            ok(
+                "application/rss+xml",
+                format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
+            )
+        }
+        "/moved" => Response::builder().status(302).header("location", "/a/3?from=moved").body(Body::empty()).unwrap(),
+        p if p.starts_with("/a/") => ok("text/html; charset=utf-8", page(p)),
+        _ => Response::builder().status(404).body(Body::empty()).unwrap(),
+    }
+}
+
+fn pipeline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).env("RUST_LOG", "warn").output().expect("run pipeline")
+}
+
+fn urls(out: &Path) -> Vec<String> {
+    let mut v: Vec<String> = list_parts(out)
+        .unwrap()
+        .iter()
+        .flat_map(|p| read_part(p).unwrap())
+        .map(|r| r["metadata"]["url"].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+fn run(feeds: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "--feeds",
+        feeds.to_str().unwrap(),
+        "--once",
+        "--delay-ms",
+        "10",
+        "--allow-private-addresses",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    pipeline(&args)
+}
+
+#[test]
+fn articles_held_back_by_an_unavailable_robots_txt_are_fetched_on_the_next_run() {
+    // robots.txt fails on the first run (the fetcher retries nothing for robots.txt; one
+    // request per run), then answers.
+    let server = start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = dir.path().join("feeds.txt");
+    std::fs::write(&feeds, format!("{}/feed.xml\n", server.feed_base)).unwrap();
+    let out = dir.path().join("out");
+
+    let first = run(&feeds, &out, &[]);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(first.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("robots.txt is unavailable"), "{stderr}");
+    assert!(urls(&out).is_empty());
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["failed"]["robots_unavailable"], 3, "{stats}");
+
+    // The run's stats (and so its exit code) stay cumulative: the first run's failures
+    // remain counted, and no new one is added.
+    let second = run(&feeds, &out, &["--resume"]);
+    assert_eq!(second.status.code(), Some(1), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(!String::from_utf8_lossy(&second.stderr).contains("robots.txt is unavailable"));
+    let b = &server.article_base;
+    assert_eq!(urls(&out), [format!("{b}/a/1"), format!("{b}/a/2"), format!("{b}/moved")]);
+    // A third run has nothing left to fetch.
+    let third = run(&feeds, &out, &["--resume"]);
+    assert_eq!(third.status.code(), Some(1));
+    assert_eq!(urls(&out).len(), 3);
+    assert_eq!(server.hits.lock().unwrap()["articles/a/1"], 1, "fetched once");
+}
+
+#[test]
+fn a_transient_failure_is_given_up_after_the_attempt_limit() {
+    // robots.txt never answers: every run fails transiently; after MAX_ATTEMPTS runs the
+    // articles are given up and a further run asks for nothing.
+    let server = start(u32::MAX);
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = dir.path().join("feeds.txt");
+    std::fs::write(&feeds, format!("{}/feed.xml\n", server.feed_base)).unwrap();
+    let out = dir.path().join("out");
+    let limit = article_pipeline::pipeline::feeds_run::MAX_ATTEMPTS;
+    for i in 0..limit {
+        let o = run(&feeds, &out, if i == 0 { &[] } else { &["--resume"] });
+        assert_eq!(o.status.code(), Some(1), "run {i}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let robots_asks = server.hits.lock().unwrap()["articles/robots.txt"];
+    let o = run(&feeds, &out, &["--resume"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("robots.txt is unavailable"), "{stderr}");
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["failed"]["robots_unavailable"], 3 * limit, "{stats}");
+    assert_eq!(server.hits.lock().unwrap()["articles/robots.txt"], robots_asks, "a given-up article was tried again");
+}
+
+#[test]
+fn a_redirected_article_is_archived_with_the_request_to_its_final_url() {
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = dir.path().join("feeds.txt");
+    std::fs::write(&feeds, format!("{}/feed.xml\n", server.feed_base)).unwrap();
+    let out = dir.path().join("out");
+    let warcs = dir.path().join("warc");
+    let o = run(&feeds, &out, &["--warc-out", warcs.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::read_dir(&warcs).unwrap().next().unwrap().unwrap().path();
+    let records: Vec<_> =
+        WarcReader::open(&file, WarcLimits::default(), |_| true).unwrap().map(|r| r.unwrap()).collect();
+    let final_url = format!("{}/a/3?from=moved", server.article_base);
+    let response = records
+        .iter()
+        .find(|r| r.warc_type() == "response" && r.header("WARC-Target-URI") == Some(final_url.as_str()))
+        .unwrap_or_else(|| {
+            let uris: Vec<_> = records.iter().map(|r| (r.warc_type(), r.header("WARC-Target-URI"))).collect();
+            panic!("no response archived under {final_url}: {uris:?}")
+        });
+    let request_id = response.header("WARC-Concurrent-To").expect("the response names its request");
+    let request = records
+        .iter()
+        .find(|r| r.warc_type() == "request" && r.header("WARC-Record-ID") == Some(request_id))
+        .expect("the request record the response names");
+    let head = String::from_utf8_lossy(&request.block);
+    assert!(head.starts_with("GET /a/3?from=moved HTTP/1.1\r\n"), "{head}");
+    let host = server.article_base.trim_start_matches("http://");
+    assert!(head.contains(&format!("\r\nHost: {host}\r\n")), "{head}");
+    assert_eq!(request.header("WARC-Target-URI"), Some(final_url.as_str()));
+}
+
+#[test]
+fn a_polite_run_that_skips_a_disallowed_article_exits_0() {
+    let server = start_with(0, "/a/2");
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = dir.path().join("feeds.txt");
+    std::fs::write(&feeds, format!("{}/feed.xml\n", server.feed_base)).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&feeds, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["skipped"]["robots_disallowed"], 1, "{stats}");
+    assert_eq!(stats["written"], 2, "{stats}");
+    assert!(!server.hits.lock().unwrap().contains_key("articles/a/2"));
+}
