@@ -271,14 +271,32 @@ fn feeds_are_polled_articles_fetched_once_and_faults_counted() {
     want.sort();
     assert_eq!(texts, want);
 
-    // A second poll sends the ETag, gets 304, and fetches nothing again.
+    // A second poll sends the ETag and gets 304; nothing written or permanently failed is
+    // fetched again; only the article that timed out (transient) is tried again, and times
+    // out again. Stats stay cumulative, so the exit code still says inputs failed.
+    let hits_before = server.log.lock().unwrap().hits.clone();
     let o = pipeline(&["--config", &cfg, "--resume"]);
-    assert!(o.status.code().is_some(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("/slow: timed out"), "{stderr}");
     let log = server.log.lock().unwrap();
     assert!(log.if_none_match.contains(&"\"rss-v1\"".to_string()));
-    assert_eq!(log.hits["/articles/1"], 1);
-    assert_eq!(log.hits["/flaky"], 2);
-    assert_eq!(records(&out).len(), 8);
+    let asked_again: Vec<&String> =
+        log.hits.iter().filter(|(p, n)| hits_before.get(*p) != Some(n)).map(|(p, _)| p).collect();
+    let mut asked_again: Vec<&str> = asked_again.into_iter().map(String::as_str).collect();
+    asked_again.sort_unstable();
+    // (robots.txt is asked again by the new process.)
+    assert_eq!(
+        asked_again,
+        ["/atom.xml", "/broken.xml", "/feed.json", "/noversion.xml", "/robots.txt", "/rss.xml", "/slow"]
+    );
+    let again = records(&out);
+    assert_eq!(again.len(), 8);
+    let ids: HashSet<&str> = again.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 8, "a record was written twice");
+    let stats: Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["written"], 8, "{stats}");
+    assert_eq!(stats["failed"]["timeout"], 2, "{stats}");
 }
 
 #[test]
