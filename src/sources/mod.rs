@@ -4,6 +4,7 @@
 
 pub mod feeds;
 pub mod fetch;
+pub mod frontier;
 pub mod http;
 pub mod warc;
 pub mod warc_writer;
