@@ -45,8 +45,49 @@ pub fn read_feed_list(path: &Path) -> Result<Vec<Url>, FeedListError> {
     Ok(feeds)
 }
 
+/// A parsed feed: its article links and what it says about how often to poll it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParsedFeed {
+    /// Article links, canonical, in feed order, without repeats.
+    pub links: Vec<Url>,
+    /// RSS `<ttl>`: minutes the feed may be cached, as seconds.
+    pub ttl_secs: Option<u64>,
+    /// RSS Syndication module: `sy:updatePeriod` divided by `sy:updateFrequency`, in seconds.
+    pub update_period_secs: Option<u64>,
+}
+
 /// A feed's article links, canonical, in feed order, without repeats.
 pub fn parse_feed(body: &[u8], feed_url: &Url) -> Result<Vec<Url>, String> {
+    parse_feed_full(body, feed_url).map(|f| f.links)
+}
+
+/// `sy:updatePeriod` (hourly, daily, weekly, monthly, yearly; default daily) over
+/// `sy:updateFrequency` (default 1), read from the raw feed: feed-rs does not keep the
+/// Syndication module's elements.
+pub fn update_period(body: &[u8]) -> Option<u64> {
+    fn element<'a>(body: &'a [u8], name: &[u8]) -> Option<&'a str> {
+        let start = memchr::memmem::find(body, name)? + name.len();
+        let rest = &body[start..];
+        let open = memchr::memchr(b'>', rest)? + 1;
+        let close = memchr::memchr(b'<', &rest[open..])? + open;
+        std::str::from_utf8(&rest[open..close]).ok().map(str::trim)
+    }
+    let period = element(body, b"updatePeriod")?;
+    let secs = match period.to_ascii_lowercase().as_str() {
+        "hourly" => 3600,
+        "daily" => 86_400,
+        "weekly" => 7 * 86_400,
+        "monthly" => 30 * 86_400,
+        "yearly" => 365 * 86_400,
+        _ => return None,
+    };
+    let frequency =
+        element(body, b"updateFrequency").and_then(|f| f.parse::<u64>().ok()).filter(|f| *f > 0).unwrap_or(1);
+    Some(secs / frequency)
+}
+
+/// [`parse_feed`] with the feed's polling hints.
+pub fn parse_feed_full(body: &[u8], feed_url: &Url) -> Result<ParsedFeed, String> {
     let feed = match feed_rs::parser::parse(body) {
         Ok(f) => f,
         Err(first) => match with_rss_version(body) {
@@ -79,7 +120,11 @@ pub fn parse_feed(body: &[u8], feed_url: &Url) -> Result<Vec<Url>, String> {
             out.push(url);
         }
     }
-    Ok(out)
+    Ok(ParsedFeed {
+        links: out,
+        ttl_secs: feed.ttl.map(|m| u64::from(m) * 60),
+        update_period_secs: update_period(body),
+    })
 }
 
 /// `<rss>` without a known version gets `version="2.0"`; `None` when that is not the problem.
@@ -136,6 +181,22 @@ pub fn canonicalize(mut url: Url) -> Url {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn polling_hints_ttl_and_syndication_period() {
+        let base = Url::parse("http://news.test/feed.xml").unwrap();
+        let rss = br#"<?xml version="1.0"?><rss version="2.0" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/">
+            <channel><title>T</title><ttl>30</ttl><sy:updatePeriod> hourly </sy:updatePeriod>
+            <sy:updateFrequency>4</sy:updateFrequency><item><link>/a</link></item></channel></rss>"#;
+        let f = parse_feed_full(rss, &base).unwrap();
+        assert_eq!(f.links, [Url::parse("http://news.test/a").unwrap()]);
+        assert_eq!((f.ttl_secs, f.update_period_secs), (Some(1800), Some(900)));
+        let plain = br#"<rss version="2.0"><channel><title>T</title><item><link>/a</link></item></channel></rss>"#;
+        let f = parse_feed_full(plain, &base).unwrap();
+        assert_eq!((f.ttl_secs, f.update_period_secs), (None, None));
+        assert_eq!(update_period(b"<sy:updatePeriod>daily</sy:updatePeriod>"), Some(86_400));
+        assert_eq!(update_period(b"<sy:updatePeriod>sometimes</sy:updatePeriod>"), None);
+    }
     use proptest::prelude::*;
 
     fn base() -> Url {

@@ -323,7 +323,10 @@ impl Fetcher {
         let client = if trust == Trust::Feed { &self.guarded } else { &self.trusted };
         let key = url.origin().ascii_serialization();
         let state = self.host_state(&key);
-        // One request at a time per host: hold the host's lock for the whole exchange.
+        // The host's lock is held to read robots.txt and to take a turn, not for the
+        // exchange: how many requests run at once per host is the frontier's to decide
+        // (one by default), and each turn starts at least the host's delay after the
+        // previous one started and after the previous one ended.
         let mut host = state.lock().await;
         let stale = matches!(host.robots, Some(Robots::Unreachable { retry_at }) if Instant::now() >= retry_at);
         if host.robots.is_none() || stale {
@@ -348,9 +351,13 @@ impl Fetcher {
         }
         let mut attempt = 0;
         loop {
-            tokio::time::sleep_until(host.next_allowed.into()).await;
+            let start = host.next_allowed.max(Instant::now());
+            host.next_allowed = start + host.delay;
+            drop(host);
+            tokio::time::sleep_until(start.into()).await;
             let result = self.once(client, url, validators).await;
-            host.next_allowed = Instant::now() + host.delay;
+            host = state.lock().await;
+            host.next_allowed = host.next_allowed.max(Instant::now() + host.delay);
             let retry_in = match &result {
                 Ok(f) if f.status == 429 => {
                     Some(retry_after(f.header("retry-after")).min(self.options.max_retry_after))
@@ -368,6 +375,23 @@ impl Fetcher {
                 _ => return result,
             }
         }
+    }
+
+    /// When the host of `url` may be asked next (its politeness time), if known; None for a
+    /// host not asked yet or whose turn is being taken right now.
+    pub fn ready_at(&self, url: &Url) -> Option<Instant> {
+        let key = url.origin().ascii_serialization();
+        let state = self.hosts.lock().expect("host map lock").get(&key).cloned()?;
+        let host = state.try_lock().ok()?;
+        Some(host.next_allowed)
+    }
+
+    /// The delay between two requests to the host of `url` (robots.txt's Crawl-delay when
+    /// larger than `--delay-ms`).
+    pub fn delay(&self, url: &Url) -> Duration {
+        let key = url.origin().ascii_serialization();
+        let state = self.hosts.lock().expect("host map lock").get(&key).cloned();
+        state.and_then(|s| s.try_lock().ok().map(|h| h.delay)).unwrap_or(self.options.delay)
     }
 
     async fn robots(&self, client: &Client, url: &Url, host: &HostState) -> Robots {

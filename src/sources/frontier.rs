@@ -17,7 +17,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Limits of a frontier.
 #[derive(Debug, Clone, Copy)]
@@ -187,6 +187,7 @@ pub fn host_key(url: &url::Url) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::time::Duration;
 
     fn limits(max_connections: usize, per_host: usize) -> FrontierLimits {
         FrontierLimits { max_connections, per_host }

@@ -6,6 +6,7 @@ pub mod feeds;
 pub mod fetch;
 pub mod frontier;
 pub mod http;
+pub mod poll_schedule;
 pub mod warc;
 pub mod warc_writer;
 
