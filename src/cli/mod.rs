@@ -7,6 +7,7 @@ mod eval;
 mod extract;
 mod pack;
 mod run;
+mod status;
 mod train;
 mod train_mbl;
 mod train_pso;
@@ -45,6 +46,9 @@ enum Command {
     Bootstrap(bootstrap::BootstrapArgs),
     /// Pack HTML files into a .warc.gz (one response record per page).
     PackWarc(pack::PackArgs),
+    /// Show what the run in an output folder has done (feeds: schedule and health of every
+    /// feed, articles by status, per-host counts; WARC: inputs done).
+    Status(status::StatusArgs),
 }
 
 /// How pages are extracted: shared by every subcommand that extracts.
@@ -117,6 +121,7 @@ pub fn main() -> ExitCode {
         Some(Command::Train(a)) => train::exec(a),
         Some(Command::PackWarc(a)) => pack::exec(a),
         Some(Command::Bootstrap(a)) => bootstrap::exec(a),
+        Some(Command::Status(a)) => status::exec(a),
         None if cli.run.wants_run() => run::exec(cli.run),
         None => {
             let _ = Cli::command().print_help();

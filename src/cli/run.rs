@@ -66,6 +66,21 @@ pub struct RunArgs {
     /// Feeds: milliseconds between two requests to one host.
     #[arg(long)]
     pub delay_ms: Option<u64>,
+    /// Feeds: shortest seconds between two polls of one feed (adaptive schedule).
+    #[arg(long)]
+    pub min_interval: Option<u64>,
+    /// Feeds: longest seconds between two polls of one feed (adaptive schedule).
+    #[arg(long)]
+    pub max_interval: Option<u64>,
+    /// Feeds: requests in flight over all hosts [default: 64].
+    #[arg(long)]
+    pub max_connections: Option<usize>,
+    /// Feeds: requests in flight to one host [default: 1].
+    #[arg(long)]
+    pub per_host_connections: Option<usize>,
+    /// Feeds: forget (prune) articles no feed has listed for this many days [default: 365].
+    #[arg(long)]
+    pub forget_after: Option<u64>,
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
@@ -134,6 +149,21 @@ fn apply_feed_flags(a: &RunArgs, f: &mut FeedsConfig) {
     }
     if let Some(d) = a.delay_ms {
         f.delay_ms = d;
+    }
+    if let Some(v) = a.min_interval {
+        f.min_interval_secs = v;
+    }
+    if let Some(v) = a.max_interval {
+        f.max_interval_secs = v;
+    }
+    if let Some(v) = a.max_connections {
+        f.max_connections = v;
+    }
+    if let Some(v) = a.per_host_connections {
+        f.per_host_connections = v;
+    }
+    if let Some(v) = a.forget_after {
+        f.forget_after_days = v;
     }
 }
 

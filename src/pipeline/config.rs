@@ -40,8 +40,19 @@ pub struct FeedsConfig {
     pub list: PathBuf,
     /// Poll every feed once, fetch its new articles, and stop.
     pub once: bool,
-    /// Seconds between polls of a feed when not `once`.
+    /// Seconds between polls of a feed that says nothing about its update rate and has not
+    /// been observed yet, when not `once`; after that each feed's own schedule applies.
     pub interval_secs: u64,
+    /// Shortest interval between two polls of one feed (seconds).
+    pub min_interval_secs: u64,
+    /// Longest interval between two polls of one feed (seconds).
+    pub max_interval_secs: u64,
+    /// Requests in flight over all hosts.
+    pub max_connections: usize,
+    /// Requests in flight to one host.
+    pub per_host_connections: usize,
+    /// Days after which an article no feed lists any more is forgotten (its row pruned).
+    pub forget_after_days: u64,
     pub user_agent: String,
     /// Milliseconds between two requests to one host (the larger of it and robots.txt's Crawl-delay, capped at 30 s, is used).
     pub delay_ms: u64,
@@ -67,6 +78,11 @@ impl Default for FeedsConfig {
             list: PathBuf::new(),
             once: false,
             interval_secs: 900,
+            min_interval_secs: 60,
+            max_interval_secs: 86_400,
+            max_connections: 64,
+            per_host_connections: 1,
+            forget_after_days: 365,
             user_agent: f.user_agent,
             delay_ms: f.delay.as_millis() as u64,
             allow_private_addresses: f.allow_private_addresses,
@@ -188,6 +204,11 @@ const KNOWN: &[(&str, &[&str])] = &[
             "list",
             "once",
             "interval_secs",
+            "min_interval_secs",
+            "max_interval_secs",
+            "max_connections",
+            "per_host_connections",
+            "forget_after_days",
             "user_agent",
             "delay_ms",
             "allow_private_addresses",
@@ -343,6 +364,18 @@ impl PipelineConfig {
                 }
                 if f.interval_secs == 0 {
                     p.push("feeds.interval_secs must be at least 1".into());
+                }
+                if f.min_interval_secs == 0 || f.min_interval_secs > f.max_interval_secs {
+                    p.push(format!(
+                        "feeds.min_interval_secs ({}) must be at least 1 and at most feeds.max_interval_secs ({})",
+                        f.min_interval_secs, f.max_interval_secs
+                    ));
+                }
+                if f.max_connections == 0 || f.per_host_connections == 0 {
+                    p.push("feeds.max_connections and feeds.per_host_connections must be at least 1".into());
+                }
+                if f.forget_after_days == 0 {
+                    p.push("feeds.forget_after_days must be at least 1".into());
                 }
                 if f.timeout_secs == 0 || f.connect_timeout_secs == 0 {
                     p.push("feeds timeouts must be at least 1 s".into());

@@ -24,6 +24,8 @@ use super::config::FeedsConfig;
 use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink::record::Source;
 use crate::sources::fetch::{Fetched, Fetcher, Trust};
+use crate::sources::frontier::{Frontier, FrontierLimits};
+use crate::sources::poll_schedule::{FeedHealth, GONE_AFTER, PollHints, PollPolicy, PollResult, max_age, next_poll};
 use crate::sources::warc_writer::{Exchange, WarcWriter};
 use crate::sources::{Page, SourceEvent, feeds, http, url_id};
 
@@ -57,14 +59,36 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
          CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
     )
     .map_err(&e)?;
-    // Databases written before attempts were counted get the column.
-    let has_attempts = conn
-        .prepare("SELECT 1 FROM pragma_table_info('articles') WHERE name = 'attempts'")
-        .and_then(|mut st| st.exists([]))
-        .map_err(&e)?;
-    if !has_attempts {
-        conn.execute_batch("ALTER TABLE articles ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;").map_err(&e)?;
+    // Columns added since the first version: databases written before get them.
+    let columns: [(&str, &str, &str); 12] = [
+        ("articles", "attempts", "INTEGER NOT NULL DEFAULT 0"),
+        ("articles", "first_seen", "INTEGER"),
+        ("articles", "last_seen", "INTEGER"),
+        ("feeds", "next_poll", "INTEGER"),
+        ("feeds", "interval_secs", "INTEGER"),
+        ("feeds", "rate", "REAL"),
+        ("feeds", "failures", "INTEGER NOT NULL DEFAULT 0"),
+        ("feeds", "gone", "INTEGER NOT NULL DEFAULT 0"),
+        ("feeds", "status", "TEXT NOT NULL DEFAULT 'active'"),
+        ("feeds", "polls", "INTEGER NOT NULL DEFAULT 0"),
+        ("feeds", "items", "INTEGER NOT NULL DEFAULT 0"),
+        ("feeds", "last_error", "TEXT"),
+    ];
+    for (table, column, decl) in columns {
+        let has = conn
+            .prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = '{column}'"))
+            .and_then(|mut st| st.exists([]))
+            .map_err(&e)?;
+        if !has {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl};")).map_err(&e)?;
+        }
     }
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL DEFAULT 0,
+             failed INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, reasons TEXT NOT NULL DEFAULT '{}');
+         CREATE INDEX IF NOT EXISTS articles_status ON articles (status);",
+    )
+    .map_err(&e)?;
     Ok(conn)
 }
 
@@ -172,7 +196,32 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
             .map_err(|e| PipelineError::Source(format!("cannot start the async runtime: {e}")))?;
         rt.block_on(crawl.run(tx))
     };
-    ctx.run(source, output, &mut checkpoint, stats, progress)
+    let mut stats = ctx.run(source, output, &mut checkpoint, stats, progress)?;
+    // Per-host counts live in the state database (the crawl updates them as it goes); the
+    // summary carries them too.
+    let conn = open_state(&db_path)?;
+    stats.hosts = host_stats(&conn).map_err(db_err(&db_path))?;
+    let bytes = serde_json::to_vec_pretty(&stats).expect("stats serialise");
+    crate::sink::write_atomic(&ctx.out.join("stats.json"), &bytes)?;
+    Ok(stats)
+}
+
+/// The `hosts` table as stats.
+pub fn host_stats(conn: &Connection) -> Result<std::collections::BTreeMap<String, super::HostStats>, rusqlite::Error> {
+    let mut st = conn.prepare("SELECT host, fetched, failed, bytes, reasons FROM hosts ORDER BY host")?;
+    let rows = st.query_map([], |r| {
+        let reasons: String = r.get(4)?;
+        Ok((
+            r.get::<_, String>(0)?,
+            super::HostStats {
+                fetched: r.get::<_, i64>(1)? as u64,
+                failed: r.get::<_, i64>(2)? as u64,
+                bytes: r.get::<_, i64>(3)? as u64,
+                reasons: serde_json::from_str(&reasons).unwrap_or_default(),
+            },
+        ))
+    })?;
+    rows.collect()
 }
 
 struct Crawl {
@@ -183,16 +232,106 @@ struct Crawl {
     warc: Option<Mutex<WarcWriter>>,
 }
 
-/// Articles fetched at once (across hosts; each host still gets one request at a time).
-const CONCURRENT_FETCHES: usize = 16;
+/// A failed input: its reason and a message naming it.
+type Failure = (&'static str, String);
+
+/// One unit of work of the frontier.
+enum Work {
+    /// Poll feed number `n` of the feed list.
+    Poll(usize),
+    /// Fetch an article (URL, the feed that listed it).
+    Article(String, String),
+}
+
+/// What a finished unit of work gives back to the loop.
+enum Done {
+    Poll(usize, Result<Fetched, crate::sources::fetch::FetchError>),
+    Article(String, SourceEvent, bool, Option<u64>),
+}
+
+/// A feed as the loop schedules it.
+struct FeedSlot {
+    url: Url,
+    host: String,
+    next_poll: Instant,
+    queued: bool,
+    parked: bool,
+    polled_this_run: bool,
+    /// When it was last polled (unix seconds), for the observed rate.
+    last_poll: Option<i64>,
+    health: FeedHealth,
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
 
 impl Crawl {
+    fn policy(&self) -> PollPolicy {
+        PollPolicy {
+            default: Duration::from_secs(self.config.interval_secs),
+            min: Duration::from_secs(self.config.min_interval_secs),
+            max: Duration::from_secs(self.config.max_interval_secs),
+        }
+    }
+
+    /// Loads every feed's schedule from the state database.
+    fn slots(&self, conn: &Connection) -> Result<Vec<FeedSlot>, PipelineError> {
+        let e = db_err(&self.db_path);
+        let now_unix = unix_now();
+        let now = Instant::now();
+        let mut out = Vec::with_capacity(self.feeds.len());
+        let mut st = conn
+            .prepare("SELECT next_poll, rate, failures, gone, status, polled_at FROM feeds WHERE url = ?1")
+            .map_err(&e)?;
+        for url in &self.feeds {
+            type Row = (Option<i64>, Option<f64>, u32, u32, String, Option<String>);
+            let row: Option<Row> = st
+                .query_row(params![url.as_str()], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+                })
+                .optional()
+                .map_err(&e)?;
+            let (next_poll, rate, failures, gone, status, polled_at) =
+                row.unwrap_or((None, None, 0, 0, "active".into(), None));
+            // A --once run polls every active feed, whatever its schedule says.
+            let wait = if self.config.once { 0 } else { next_poll.map(|t| (t - now_unix).max(0)).unwrap_or(0) };
+            let last_poll = polled_at
+                .and_then(|t| chrono::NaiveDateTime::parse_from_str(&t, "%Y-%m-%d %H:%M:%S").ok())
+                .map(|t| t.and_utc().timestamp());
+            out.push(FeedSlot {
+                host: crate::sources::frontier::host_key(url),
+                url: url.clone(),
+                next_poll: now + Duration::from_secs(wait as u64),
+                queued: false,
+                parked: status == "parked",
+                polled_this_run: false,
+                last_poll,
+                health: FeedHealth { rate, failures, gone },
+            });
+        }
+        Ok(out)
+    }
+
     async fn run(self, tx: &mut ItemSender) -> Result<(), PipelineError> {
         let this = Arc::new(self);
         let conn = open_state(&this.db_path)?;
         let e = db_err(&this.db_path);
-        let mut in_flight = std::collections::HashSet::new();
-        // Ctrl-C: stop starting fetches, let those in flight finish, then end the run normally
+        let mut slots = this.slots(&conn)?;
+        for s in slots.iter().filter(|s| s.parked) {
+            tracing::warn!("{}: parked (gone: 404/410 {} polls in a row); remove it from the list", s.url, GONE_AFTER);
+        }
+        let limits =
+            FrontierLimits { max_connections: this.config.max_connections, per_host: this.config.per_host_connections };
+        let mut frontier: Frontier<Work> = Frontier::new(limits);
+        // Articles queued or in flight, and transient failures resting before their next try.
+        let mut queued = std::collections::HashSet::new();
+        let mut resting: std::collections::HashMap<String, Instant> = std::collections::HashMap::new();
+        let mut retried = std::collections::HashSet::new();
+        this.forget(&conn)?;
+        let mut refresh = true;
+        let mut tasks: tokio::task::JoinSet<(String, Done)> = tokio::task::JoinSet::new();
+        // Ctrl-C: stop starting work, let what is in flight finish, then end the run normally
         // (the sink commits what was extracted; `--resume` continues). A second Ctrl-C aborts.
         let (stop_tx, mut stop) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
@@ -204,105 +343,303 @@ impl Crawl {
                 }
             }
         });
+        let mut stopping = false;
+        let mut last_report = Instant::now();
         loop {
-            let poll_started = Instant::now();
-            // Poll every feed (concurrently; per-host politeness still applies).
-            let mut polls = tokio::task::JoinSet::new();
-            for feed in this.feeds.clone() {
-                let validators: Option<(String, String)> = conn
-                    .query_row("SELECT etag, last_modified FROM feeds WHERE url = ?1", params![feed.as_str()], |r| {
-                        Ok((
-                            r.get::<_, Option<String>>(0)?.unwrap_or_default(),
-                            r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                        ))
-                    })
-                    .optional()
-                    .map_err(&e)?;
-                let this = this.clone();
-                polls.spawn(async move {
-                    let v = validators.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
-                    let r = this.fetcher.fetch(&feed, Trust::User, v).await;
-                    if let Ok(f) = &r {
-                        this.archive(f);
+            let now = Instant::now();
+            if !stopping {
+                // Feeds due for a poll join their host's queue.
+                for (n, s) in slots.iter_mut().enumerate() {
+                    let due = if this.config.once { !s.polled_this_run } else { s.next_poll <= now };
+                    if due && !s.queued && !s.parked {
+                        s.queued = true;
+                        frontier.push(&s.host, Work::Poll(n), now);
                     }
-                    (feed, r)
-                });
-            }
-            while let Some(joined) = polls.join_next().await {
-                let Ok((feed, result)) = joined else { continue };
-                match poll_result(&feed, result) {
-                    Ok(Some((links, etag, modified))) => {
-                        conn.execute(
-                            "INSERT OR REPLACE INTO feeds (url, etag, last_modified, polled_at) VALUES (?1, ?2, ?3, datetime('now'))",
-                            params![feed.as_str(), etag, modified],
-                        )
+                }
+                // Pending articles not yet queued (after a poll found new ones, and at start).
+                if refresh {
+                    refresh = false;
+                    resting.retain(|_, t| *t > now);
+                    let mut st = conn
+                        .prepare_cached("SELECT url, feed FROM articles WHERE status = 'pending' ORDER BY id")
                         .map_err(&e)?;
-                        let mut st = conn
-                            .prepare_cached("INSERT OR IGNORE INTO articles (url, feed) VALUES (?1, ?2)")
-                            .map_err(&e)?;
-                        for l in &links {
-                            st.execute(params![l.as_str(), feed.as_str()]).map_err(&e)?;
+                    let rows =
+                        st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(&e)?;
+                    for row in rows {
+                        let (url, feed) = row.map_err(&e)?;
+                        if resting.contains_key(&url) || queued.contains(&url) {
+                            continue;
                         }
-                    }
-                    Ok(None) => tracing::debug!("{feed}: not modified"),
-                    Err((reason, message)) => {
-                        if !tx.send(Origin::Other, Some(SourceEvent::Failed { reason, message })) {
-                            return Ok(());
+                        if this.config.once && retried.contains(&url) {
+                            continue; // a transient failure waits for the next run
                         }
+                        let Ok(parsed) = Url::parse(&url) else { continue };
+                        queued.insert(url.clone());
+                        frontier.push(&crate::sources::frontier::host_key(&parsed), Work::Article(url, feed), now);
                     }
+                }
+                // Start whatever may start: ready hosts, free connections.
+                while let Some((host, work)) = frontier.pop(now) {
+                    let this = this.clone();
+                    tasks.spawn(async move {
+                        let done = match work {
+                            Work::Poll(n) => {
+                                let feed = this.feeds[n].clone();
+                                let validators = this.validators(&feed);
+                                let v = validators.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+                                let r = this.fetcher.fetch(&feed, Trust::User, v).await;
+                                if let Ok(f) = &r {
+                                    this.archive(f);
+                                }
+                                Done::Poll(n, r)
+                            }
+                            Work::Article(url, feed) => {
+                                let (event, transient, bytes) = this.article(&url, &feed).await;
+                                Done::Article(url, event, transient, bytes)
+                            }
+                        };
+                        (host, done)
+                    });
                 }
             }
-            // Fetch every pending article not already on its way.
-            let pending: Vec<(String, String)> = {
-                let mut st =
-                    conn.prepare("SELECT url, feed FROM articles WHERE status = 'pending' ORDER BY id").map_err(&e)?;
-                let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(&e)?;
-                rows.collect::<Result<_, _>>().map_err(&e)?
-            };
-            let mut fetches = tokio::task::JoinSet::new();
-            let queue: Vec<(String, String)> =
-                pending.into_iter().filter(|(u, _)| in_flight.insert(u.clone())).collect();
-            let mut queue = queue.into_iter();
-            let mut open = true;
-            loop {
-                if *stop.borrow() {
-                    open = false;
-                }
-                while open && fetches.len() < CONCURRENT_FETCHES {
-                    match queue.next() {
-                        Some((url, feed)) => {
-                            let this = this.clone();
-                            fetches.spawn(async move {
-                                let event = this.article(&url, &feed).await;
-                                (url, event)
-                            });
-                        }
-                        None => open = false,
-                    }
-                }
-                let Some(joined) = fetches.join_next().await else { break };
-                let Ok((url, (event, transient))) = joined else { continue };
-                let origin = if transient {
-                    // Still pending: the next poll may take it again.
-                    in_flight.remove(&url);
-                    Origin::UrlRetry(url)
-                } else {
-                    Origin::Url(url)
-                };
-                // Blocking send: the engine's bounded channel is the backpressure.
-                if !tx.send(origin, Some(event)) {
-                    return Ok(());
-                }
+            if last_report.elapsed() >= Duration::from_secs(10) {
+                last_report = Instant::now();
+                let c = frontier.counts(Instant::now());
+                tracing::info!(
+                    "frontier: hosts ready {} / waiting {} / in flight {}; articles pending {}, in flight {}",
+                    c.hosts_ready,
+                    c.hosts_waiting,
+                    c.hosts_in_flight,
+                    c.pending,
+                    c.in_flight
+                );
             }
-            if this.config.once || *stop.borrow() {
+            let all_polled = slots.iter().all(|s| s.parked || s.polled_this_run);
+            if tasks.is_empty() && (stopping || (this.config.once && all_polled && frontier.is_idle())) {
                 return Ok(());
             }
-            let next = poll_started + Duration::from_secs(this.config.interval_secs);
+            // Sleep until work finishes, a host becomes ready, a feed is due, or Ctrl-C.
+            let next_feed = if this.config.once || stopping {
+                None
+            } else {
+                slots.iter().filter(|s| !s.queued && !s.parked).map(|s| s.next_poll).min()
+            };
+            let wake = [frontier.next_ready(), next_feed, resting.values().min().copied()]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            if resting.values().any(|t| *t <= wake) {
+                refresh = true;
+            }
             tokio::select! {
-                _ = tokio::time::sleep_until(next.into()) => {}
-                _ = stop.changed() => return Ok(()),
+                joined = tasks.join_next(), if !tasks.is_empty() => {
+                    let Some(Ok((host, done))) = joined else { continue };
+                    match done {
+                        Done::Poll(n, result) => {
+                            let ready = this.ready_at(&this.feeds[n]);
+                            frontier.done(&host, ready);
+                            let slot = &mut slots[n];
+                            slot.queued = false;
+                            slot.polled_this_run = true;
+                            let (new_items, failed) = this.record_poll(&conn, slot, result)?;
+                            if new_items > 0 {
+                                refresh = true;
+                            }
+                            if let Some((reason, message)) = failed
+                                && !tx.send(Origin::Other, Some(SourceEvent::Failed { reason, message }))
+                            {
+                                return Ok(());
+                            }
+                        }
+                        Done::Article(url, event, transient, bytes) => {
+                            let parsed = Url::parse(&url).ok();
+                            let ready = parsed.as_ref().map(|u| this.ready_at(u)).unwrap_or_else(Instant::now);
+                            frontier.done(&host, ready);
+                            this.count_host(&conn, &host, &event, bytes)?;
+                            let origin = if transient {
+                                // Pending still: tried again after a rest (in --once mode, by
+                                // the next run), counted as an attempt when the part commits.
+                                queued.remove(&url);
+                                if this.config.once {
+                                    retried.insert(url.clone());
+                                }
+                                if !this.config.once {
+                                    let rest = Duration::from_secs(this.config.min_interval_secs.max(60));
+                                    resting.insert(url.clone(), Instant::now() + rest);
+                                }
+                                Origin::UrlRetry(url)
+                            } else {
+                                // Marked done when its part commits; it stays in `queued` so
+                                // that it is not fetched again before that.
+                                Origin::Url(url)
+                            };
+                            // Blocking send: the engine's bounded channel is the backpressure.
+                            if !tx.send(origin, Some(event)) {
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(wake.into()) => {}
+                _ = stop.changed(), if !stopping => stopping = true,
             }
         }
+    }
+
+    /// Prunes articles that are finished (done or failed) and that no feed has listed for
+    /// `forget_after_days`: an article still in a feed keeps its row (its `last_seen` moves
+    /// on with every poll), so it is never fetched again; the database grows with the
+    /// articles of the last `forget_after_days`, not with every article ever seen.
+    fn forget(&self, conn: &Connection) -> Result<(), PipelineError> {
+        let cutoff = unix_now() - (self.config.forget_after_days as i64) * 86_400;
+        let n = conn
+            .execute(
+                "DELETE FROM articles WHERE status IN ('done', 'failed') AND coalesce(last_seen, first_seen) < ?1",
+                params![cutoff],
+            )
+            .map_err(db_err(&self.db_path))?;
+        if n > 0 {
+            tracing::info!("forgot {n} articles no feed has listed for {} days", self.config.forget_after_days);
+        }
+        Ok(())
+    }
+
+    /// When the host of `url` may be asked again.
+    fn ready_at(&self, url: &Url) -> Instant {
+        self.fetcher.ready_at(url).unwrap_or_else(|| Instant::now() + self.fetcher.delay(url))
+    }
+
+    fn validators(&self, feed: &Url) -> Option<(String, String)> {
+        let conn = open_state(&self.db_path).ok()?;
+        conn.query_row("SELECT etag, last_modified FROM feeds WHERE url = ?1", params![feed.as_str()], |r| {
+            Ok((r.get::<_, Option<String>>(0)?.unwrap_or_default(), r.get::<_, Option<String>>(1)?.unwrap_or_default()))
+        })
+        .optional()
+        .ok()
+        .flatten()
+    }
+
+    /// Stores a poll's outcome and the feed's next poll; returns the number of new articles
+    /// and, for a failed poll, its reason and message.
+    fn record_poll(
+        &self,
+        conn: &Connection,
+        slot: &mut FeedSlot,
+        result: Result<Fetched, crate::sources::fetch::FetchError>,
+    ) -> Result<(u64, Option<Failure>), PipelineError> {
+        let e = db_err(&self.db_path);
+        let now_unix = unix_now();
+        let feed = slot.url.clone();
+        let elapsed = slot.last_poll.map(|t| Duration::from_secs((now_unix - t).max(1) as u64));
+        let status = result.as_ref().ok().map(|f| f.status);
+        let (outcome, new_items, failed, validators) = match poll_result(&feed, result) {
+            Ok(Some(parsed)) => {
+                let mut new = 0;
+                let mut ins = conn
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO articles (url, feed, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3)",
+                    )
+                    .map_err(&e)?;
+                let mut seen = conn.prepare_cached("UPDATE articles SET last_seen = ?2 WHERE url = ?1").map_err(&e)?;
+                for l in &parsed.feed.links {
+                    let n = ins.execute(params![l.as_str(), feed.as_str(), now_unix]).map_err(&e)?;
+                    if n == 0 {
+                        seen.execute(params![l.as_str(), now_unix]).map_err(&e)?;
+                    }
+                    new += n as u64;
+                }
+                let hints = PollHints {
+                    ttl: parsed.feed.ttl_secs.map(Duration::from_secs),
+                    update_period: parsed.feed.update_period_secs.map(Duration::from_secs),
+                    max_age: parsed.max_age,
+                };
+                // The first poll's items are the feed's backlog, not its rate.
+                let elapsed = if slot.last_poll.is_some() { elapsed } else { None };
+                (
+                    PollResult::Ok { new_items: new, elapsed, hints },
+                    new,
+                    None,
+                    Some((parsed.etag, parsed.last_modified)),
+                )
+            }
+            Ok(None) => {
+                let hints = PollHints::default();
+                (PollResult::Ok { new_items: 0, elapsed, hints }, 0, None, None)
+            }
+            Err(failure) => {
+                let gone = matches!(status, Some(404 | 410));
+                (if gone { PollResult::Gone } else { PollResult::Failed }, 0, Some(failure), None)
+            }
+        };
+        let next = next_poll(&self.policy(), &mut slot.health, outcome);
+        slot.parked = next.is_none();
+        let interval = next.unwrap_or(self.policy().max);
+        slot.next_poll = Instant::now() + interval;
+        slot.last_poll = Some(now_unix);
+        if slot.parked {
+            tracing::warn!("{feed}: parked: it answered 404/410 {GONE_AFTER} polls in a row");
+        }
+        conn.execute(
+            "INSERT INTO feeds (url, polled_at, next_poll, interval_secs, rate, failures, gone, status, polls, items, last_error)
+             VALUES (?1, datetime('now'), ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9)
+             ON CONFLICT(url) DO UPDATE SET polled_at = excluded.polled_at, next_poll = excluded.next_poll,
+                 interval_secs = excluded.interval_secs, rate = excluded.rate, failures = excluded.failures,
+                 gone = excluded.gone, status = excluded.status, polls = polls + 1, items = items + excluded.items,
+                 last_error = excluded.last_error",
+            params![
+                feed.as_str(),
+                now_unix + interval.as_secs() as i64,
+                interval.as_secs() as i64,
+                slot.health.rate,
+                slot.health.failures,
+                slot.health.gone,
+                if slot.parked { "parked" } else { "active" },
+                new_items as i64,
+                failed.as_ref().map(|(_, m)| m.clone()),
+            ],
+        )
+        .map_err(&e)?;
+        if let Some((etag, modified)) = validators {
+            conn.execute(
+                "UPDATE feeds SET etag = ?2, last_modified = ?3 WHERE url = ?1",
+                params![feed.as_str(), etag, modified],
+            )
+            .map_err(&e)?;
+        }
+        Ok((new_items, failed))
+    }
+
+    /// Per-host counts in `hosts`: fetched, failed (by reason), bytes.
+    fn count_host(
+        &self,
+        conn: &Connection,
+        host: &str,
+        event: &SourceEvent,
+        bytes: Option<u64>,
+    ) -> Result<(), PipelineError> {
+        let e = db_err(&self.db_path);
+        let (fetched, reason) = match event {
+            SourceEvent::Page(_) => (1, None),
+            SourceEvent::Skipped { reason } => (u32::from(bytes.is_some()), Some(("skipped", *reason))),
+            SourceEvent::Failed { reason, .. } => (0, Some(("failed", *reason))),
+        };
+        conn.execute(
+            "INSERT INTO hosts (host, fetched, failed, bytes) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(host) DO UPDATE SET fetched = fetched + excluded.fetched, failed = failed + excluded.failed,
+                 bytes = bytes + excluded.bytes",
+            params![host, fetched, u32::from(matches!(reason, Some(("failed", _)))), bytes.unwrap_or(0) as i64],
+        )
+        .map_err(&e)?;
+        if let Some((kind, r)) = reason {
+            let key = format!("$.\"{kind}:{r}\"");
+            conn.execute(
+                "UPDATE hosts SET reasons = json_set(reasons, ?2, coalesce(json_extract(reasons, ?2), 0) + 1) WHERE host = ?1",
+                params![host, key],
+            )
+            .map_err(&e)?;
+        }
+        Ok(())
     }
 
     fn archive(&self, f: &Fetched) {
@@ -323,30 +660,31 @@ impl Crawl {
     }
 
     /// Fetches one article and turns it into a source event; true when it failed for a
-    /// reason that may pass, so that it is tried again.
-    async fn article(&self, url: &str, feed: &str) -> (SourceEvent, bool) {
+    /// reason that may pass, so that it is tried again; the bytes received, if any.
+    async fn article(&self, url: &str, feed: &str) -> (SourceEvent, bool, Option<u64>) {
         let Ok(parsed) = Url::parse(url) else {
-            return (SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") }, false);
+            return (SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") }, false, None);
         };
         let f = match self.fetcher.fetch(&parsed, Trust::Feed, None).await {
             Ok(f) => f,
             // robots.txt said no: a policy decision, not a failure (counted as skipped).
             Err(err @ crate::sources::fetch::FetchError::Robots { .. }) => {
                 tracing::info!("{err}");
-                return (SourceEvent::Skipped { reason: err.reason() }, false);
+                return (SourceEvent::Skipped { reason: err.reason() }, false, None);
             }
             Err(err) => {
                 let transient = err.is_transient();
-                return (SourceEvent::Failed { reason: err.reason(), message: err.to_string() }, transient);
+                return (SourceEvent::Failed { reason: err.reason(), message: err.to_string() }, transient, None);
             }
         };
         self.archive(&f);
+        let bytes = Some(f.body.len() as u64);
         if !(200..300).contains(&f.status) {
             let transient = f.status >= 500 || f.status == 429;
             let message = format!("{url}: HTTP status {}", f.status);
-            return (SourceEvent::Failed { reason: "http_status", message }, transient);
+            return (SourceEvent::Failed { reason: "http_status", message }, transient, bytes);
         }
-        (self.page(url, feed, f), false)
+        (self.page(url, feed, f), false, bytes)
     }
 
     /// A fetched 2xx article as a page event.
@@ -375,9 +713,17 @@ impl Crawl {
     }
 }
 
-type PollOutcome = Result<Option<(Vec<Url>, Option<String>, Option<String>)>, (&'static str, String)>;
+/// A successful poll: the feed, its validators and its server's cache lifetime.
+struct Polled {
+    feed: feeds::ParsedFeed,
+    etag: Option<String>,
+    last_modified: Option<String>,
+    max_age: Option<Duration>,
+}
 
-/// New links of a polled feed (`None` when not modified), or why the poll failed.
+type PollOutcome = Result<Option<Polled>, (&'static str, String)>;
+
+/// The parsed feed of a poll (`None` when not modified), or why the poll failed.
 fn poll_result(feed: &Url, result: Result<Fetched, crate::sources::fetch::FetchError>) -> PollOutcome {
     let mut f = result.map_err(|e| ("feed_fetch", e.to_string()))?;
     if f.status == 304 {
@@ -389,6 +735,11 @@ fn poll_result(feed: &Url, result: Result<Fetched, crate::sources::fetch::FetchE
     let raw = std::mem::take(&mut f.body);
     let body = http::decode_content(raw, f.header("content-encoding"), 16 << 20)
         .map_err(|e| ("feed_parse", format!("{feed}: {e}")))?;
-    let links = feeds::parse_feed(&body, feed).map_err(|e| ("feed_parse", format!("{feed}: not a feed: {e}")))?;
-    Ok(Some((links, f.header("etag").map(str::to_string), f.header("last-modified").map(str::to_string))))
+    let parsed = feeds::parse_feed_full(&body, feed).map_err(|e| ("feed_parse", format!("{feed}: not a feed: {e}")))?;
+    Ok(Some(Polled {
+        feed: parsed,
+        etag: f.header("etag").map(str::to_string),
+        last_modified: f.header("last-modified").map(str::to_string),
+        max_age: max_age(f.header("cache-control"), f.header("expires")),
+    }))
 }

@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod feeds_run;
+pub mod status;
 pub mod warc_run;
 
 use std::collections::{BTreeMap, HashMap};
@@ -65,6 +66,20 @@ pub struct Stats {
     pub elapsed_secs: f64,
     /// HTML megabytes per second over `elapsed_secs`.
     pub mb_per_s: f64,
+    /// Feeds runs: per host (origin), articles fetched, failed and skipped by reason, and
+    /// bytes received.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub hosts: BTreeMap<String, HostStats>,
+}
+
+/// What one host gave a feeds run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostStats {
+    pub fetched: u64,
+    pub failed: u64,
+    pub bytes: u64,
+    /// `failed:<reason>` and `skipped:<reason>` counts.
+    pub reasons: BTreeMap<String, u64>,
 }
 
 impl Stats {

@@ -1,0 +1,72 @@
+//! `pipeline status OUT`: prints what an output folder's run has done, from its resume state
+//! (feeds: every feed's last and next poll, interval, items, failures; articles by status;
+//! per-host counts; WARC: finished inputs and the position in the unfinished one).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use article_pipeline::pipeline::status::{RunStatus, status};
+
+use super::Outcome;
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The output folder of a run.
+    out: PathBuf,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
+    let s = status(&args.out)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+        return Ok(Outcome::Ok);
+    }
+    match &s {
+        RunStatus::Feeds { feeds, articles, stats } => {
+            println!("feeds run in {}", args.out.display());
+            println!(
+                "{:<8} {:>5} {:>6} {:>4}  {:<19}  {:<19}  {:>8}  url",
+                "status", "polls", "items", "fail", "last poll (UTC)", "next poll (UTC)", "interval"
+            );
+            for f in feeds {
+                println!(
+                    "{:<8} {:>5} {:>6} {:>4}  {:<19}  {:<19}  {:>7}s  {}{}",
+                    f.status,
+                    f.polls,
+                    f.items,
+                    f.failures,
+                    f.last_poll.as_deref().unwrap_or("-"),
+                    f.next_poll.as_deref().unwrap_or("-"),
+                    f.interval_secs.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
+                    f.url,
+                    f.last_error.as_deref().map(|e| format!("  ({e})")).unwrap_or_default()
+                );
+            }
+            let by: Vec<String> = articles.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            println!("articles: {}", if by.is_empty() { "none".into() } else { by.join(", ") });
+            if !stats.hosts.is_empty() {
+                println!("{:>8} {:>7} {:>12}  host", "fetched", "failed", "bytes");
+                for (h, c) in &stats.hosts {
+                    println!("{:>8} {:>7} {:>12}  {h}", c.fetched, c.failed, c.bytes);
+                }
+            }
+            println!("records written {}, failed {}", stats.written, stats.failures());
+        }
+        RunStatus::Warc { done, current, stats } => {
+            println!("WARC run in {}", args.out.display());
+            println!("inputs done: {}", done.len());
+            for d in done {
+                println!("  {d}");
+            }
+            if let Some((file, n)) = current {
+                println!("in progress: {file} ({n} records done)");
+            }
+            println!("records written {}, failed {}", stats.written, stats.failures());
+        }
+    }
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,110 @@
+//! `pipeline status OUT`: what an output folder holds, read from its resume state without
+//! running anything. A feeds run's `state.sqlite` gives every feed's schedule and health (last
+//! poll, next poll, interval, new items, failures, parked), the articles by status, and the
+//! per-host counts; a WARC run's `state.json` gives the finished inputs and the position in
+//! the unfinished one. Both give the cumulative stats.
+
+use std::path::Path;
+
+use rusqlite::params;
+use serde::Serialize;
+
+use super::{PipelineError, Stats, feeds_run, warc_run};
+
+/// One feed of a feeds run.
+#[derive(Debug, Clone, Serialize)]
+pub struct FeedStatus {
+    pub url: String,
+    /// `active` or `parked` (gone: 404/410 several polls in a row).
+    pub status: String,
+    pub polls: u64,
+    /// New articles it has listed, over all polls.
+    pub items: u64,
+    /// Failed polls in a row.
+    pub failures: u64,
+    /// UTC, `YYYY-MM-DD HH:MM:SS`.
+    pub last_poll: Option<String>,
+    pub next_poll: Option<String>,
+    pub interval_secs: Option<u64>,
+    pub last_error: Option<String>,
+}
+
+/// What an output folder holds.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum RunStatus {
+    Feeds {
+        feeds: Vec<FeedStatus>,
+        /// Articles by status: pending, done, failed.
+        articles: std::collections::BTreeMap<String, u64>,
+        stats: Stats,
+    },
+    Warc {
+        /// Inputs read to the end.
+        done: Vec<String>,
+        /// The input being read and how many of its records are done.
+        current: Option<(String, u64)>,
+        stats: Stats,
+    },
+}
+
+/// Reads the status of the run in `out`.
+pub fn status(out: &Path) -> Result<RunStatus, PipelineError> {
+    let db = out.join(feeds_run::STATE_FILE);
+    if db.exists() {
+        return feeds_status(&db);
+    }
+    match warc_run::WarcState::load(out)? {
+        Some(state) => {
+            let pos = state.resolve(out);
+            Ok(RunStatus::Warc { done: pos.done, current: pos.current, stats: pos.stats })
+        }
+        None => Err(PipelineError::State {
+            path: out.to_path_buf(),
+            message: "no run here (neither state.sqlite nor state.json)".into(),
+        }),
+    }
+}
+
+fn feeds_status(db: &Path) -> Result<RunStatus, PipelineError> {
+    let conn = feeds_run::open_state(db)?;
+    let e = |err: rusqlite::Error| PipelineError::State { path: db.to_path_buf(), message: err.to_string() };
+    let mut st = conn
+        .prepare(
+            "SELECT url, status, polls, items, failures, polled_at,
+                    CASE WHEN next_poll IS NULL THEN NULL ELSE datetime(next_poll, 'unixepoch') END,
+                    interval_secs, last_error
+             FROM feeds ORDER BY url",
+        )
+        .map_err(e)?;
+    let feeds = st
+        .query_map([], |r| {
+            Ok(FeedStatus {
+                url: r.get(0)?,
+                status: r.get(1)?,
+                polls: r.get::<_, i64>(2)? as u64,
+                items: r.get::<_, i64>(3)? as u64,
+                failures: r.get::<_, i64>(4)? as u64,
+                last_poll: r.get(5)?,
+                next_poll: r.get(6)?,
+                interval_secs: r.get::<_, Option<i64>>(7)?.map(|v| v as u64),
+                last_error: r.get(8)?,
+            })
+        })
+        .map_err(e)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(e)?;
+    let mut articles = std::collections::BTreeMap::new();
+    let mut st = conn.prepare("SELECT status, count(*) FROM articles GROUP BY status").map_err(e)?;
+    for row in st.query_map(params![], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).map_err(e)? {
+        let (k, n) = row.map_err(e)?;
+        articles.insert(k, n as u64);
+    }
+    let mut stats: Stats = conn
+        .query_row("SELECT value FROM meta WHERE key = 'stats'", [], |r| r.get::<_, String>(0))
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    stats.hosts = feeds_run::host_stats(&conn).map_err(e)?;
+    Ok(RunStatus::Feeds { feeds, articles, stats })
+}

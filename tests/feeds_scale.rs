@@ -1,0 +1,320 @@
+//! Feeds at crawl scale against axum servers on distinct loopback addresses (127.0.0.1,
+//! 127.0.0.2, …: distinct hosts): the per-host frontier lets hosts proceed side by side while
+//! each keeps its politeness delay; many feeds over many hosts are fetched exactly once; the
+//! adaptive schedule polls a busy feed more often than a quiet one; a gone feed is parked;
+//! `pipeline status` reports it all. Timings are measured by `scripts/bench-feeds.sh`, not
+//! asserted here.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::Uri;
+use axum::response::Response;
+
+use article_pipeline::sink::{list_parts, read_part};
+
+/// Every request: (host index, path, arrival).
+type Log = Arc<Mutex<Vec<(usize, String, Instant)>>>;
+
+#[derive(Clone)]
+struct Host {
+    index: usize,
+    base: String,
+    log: Log,
+    /// Articles listed by /feed-N.xml: `per_feed` each.
+    per_feed: usize,
+    /// For /grow-N.xml: items appear over time, N per second since `start`.
+    start: Instant,
+    /// In flight right now, and the most at once.
+    busy: Arc<Mutex<(u32, u32)>>,
+}
+
+struct Hosts {
+    bases: Vec<String>,
+    log: Log,
+    busy: Vec<Arc<Mutex<(u32, u32)>>>,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn start(n: usize, per_feed: usize) -> Hosts {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let log: Log = Arc::default();
+    let t0 = Instant::now();
+    let mut bases = Vec::new();
+    let mut busy = Vec::new();
+    for i in 0..n {
+        let addr = format!("127.0.0.{}:0", i + 1);
+        let listener = rt.block_on(tokio::net::TcpListener::bind(&addr)).unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let b = Arc::new(Mutex::new((0, 0)));
+        let host = Host { index: i, base: base.clone(), log: log.clone(), per_feed, start: t0, busy: b.clone() };
+        let app = axum::Router::new().fallback(handle).with_state(host);
+        rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
+        bases.push(base);
+        busy.push(b);
+    }
+    Hosts { bases, log, busy, _rt: rt }
+}
+
+fn page(title: &str) -> String {
+    let para = format!("<p>The {title} report says the harbour council met again to discuss the budget plans.</p>\n");
+    format!(
+        "<!doctype html><html><head><title>{title}</title></head><body><nav><a href=/>Home</a></nav>\
+         <article><h1>{title}</h1>{}</article><footer>Copyright</footer></body></html>",
+        para.repeat(6)
+    )
+}
+
+fn rss(items: impl Iterator<Item = String>) -> Response {
+    let items: String = items.map(|l| format!("<item><title>t</title><link>{l}</link></item>")).collect();
+    Response::builder()
+        .header("content-type", "application/rss+xml")
+        .body(Body::from(format!(
+            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"
+        )))
+        .unwrap()
+}
+
+async fn handle(State(h): State<Host>, uri: Uri) -> Response {
+    let path = uri.path().to_string();
+    h.log.lock().unwrap().push((h.index, path.clone(), Instant::now()));
+    {
+        let mut b = h.busy.lock().unwrap();
+        b.0 += 1;
+        b.1 = b.1.max(b.0);
+    }
+    let resp = respond(&h, &path).await;
+    h.busy.lock().unwrap().0 -= 1;
+    resp
+}
+
+async fn respond(h: &Host, path: &str) -> Response {
+    let base = &h.base;
+    if path == "/robots.txt" {
+        return Response::new(Body::from("User-agent: *\nAllow: /\n"));
+    }
+    if path == "/gone.xml" {
+        return Response::builder().status(410).body(Body::empty()).unwrap();
+    }
+    if let Some(feed) = path.strip_prefix("/feed-").and_then(|p| p.strip_suffix(".xml")) {
+        return rss((0..h.per_feed).map(|i| format!("{base}/a/{feed}/{i}")));
+    }
+    if let Some(rate) = path.strip_prefix("/grow-").and_then(|p| p.strip_suffix(".xml")) {
+        // `rate` new items per 10 seconds since the server started; the newest 20 listed.
+        let rate: u64 = rate.parse().unwrap();
+        let n = h.start.elapsed().as_millis() as u64 * rate / 10_000 + 1;
+        return rss((n.saturating_sub(20)..n).rev().map(|i| format!("{base}/g/{rate}/{i}")));
+    }
+    if path.starts_with("/a/") || path.starts_with("/g/") {
+        return Response::builder()
+            .header("content-type", "text/html; charset=utf-8")
+            .body(Body::from(page(path)))
+            .unwrap();
+    }
+    Response::builder().status(404).body(Body::empty()).unwrap()
+}
+
+fn pipeline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
+}
+
+fn records(out: &Path) -> Vec<serde_json::Value> {
+    list_parts(out).unwrap().iter().flat_map(|p| read_part(p).unwrap()).collect()
+}
+
+fn feeds_file(dir: &Path, urls: &[String]) -> String {
+    let p = dir.join("feeds.txt");
+    std::fs::write(&p, urls.join("\n")).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn hosts_proceed_side_by_side_and_each_keeps_its_delay() {
+    // Two hosts, 30 articles each, 100 ms delay: a host-blind pool of slots would drain the
+    // first host before starting the second; the frontier interleaves them.
+    let hosts = start(2, 30);
+    let dir = tempfile::tempdir().unwrap();
+    let feeds: Vec<String> = hosts.bases.iter().map(|b| format!("{b}/feed-x.xml")).collect();
+    let list = feeds_file(dir.path(), &feeds);
+    let out = dir.path().join("out");
+    let o = pipeline(&[
+        "--feeds",
+        &list,
+        "--once",
+        "--delay-ms",
+        "100",
+        "--allow-private-addresses",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(records(&out).len(), 60);
+    let log = hosts.log.lock().unwrap().clone();
+    // When host 0 has had half its articles, host 1 has had at least a third of its own.
+    let articles: Vec<usize> = log.iter().filter(|(_, p, _)| p.starts_with("/a/")).map(|(h, _, _)| *h).collect();
+    let half = articles.iter().enumerate().filter(|(_, h)| **h == 0).nth(14).unwrap().0;
+    let other = articles[..half].iter().filter(|h| **h == 1).count();
+    assert!(other >= 10, "host 1 had {other} articles when host 0 had 15: {articles:?}");
+    // Politeness per host: one request at a time, starts at least the delay apart.
+    for (i, b) in hosts.busy.iter().enumerate() {
+        assert_eq!(b.lock().unwrap().1, 1, "host {i} had concurrent requests");
+    }
+    for host in 0..2 {
+        let times: Vec<Instant> = log.iter().filter(|(h, _, _)| *h == host).map(|(_, _, t)| *t).collect();
+        let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|g| *g >= Duration::from_millis(95)), "host {host}: {gaps:?}");
+    }
+}
+
+#[test]
+fn many_feeds_over_many_hosts_fetch_every_article_exactly_once() {
+    // 200 feeds over 20 hosts (10 feeds each, 3 articles each, one article listed by two
+    // feeds): one --once round fetches each of the 420 distinct articles exactly once.
+    let hosts = start(20, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let mut feeds = Vec::new();
+    for b in &hosts.bases {
+        for f in 0..10 {
+            feeds.push(format!("{b}/feed-{f}.xml"));
+        }
+        feeds.push(format!("{b}/feed-0.xml?again")); // the same articles through another feed
+    }
+    let list = feeds_file(dir.path(), &feeds);
+    let out = dir.path().join("out");
+    let o = pipeline(&[
+        "--feeds",
+        &list,
+        "--once",
+        "--delay-ms",
+        "20",
+        "--allow-private-addresses",
+        "--max-connections",
+        "16",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 20 * 10 * 3);
+    let log = hosts.log.lock().unwrap().clone();
+    let mut per_url: HashMap<(usize, String), u32> = HashMap::new();
+    for (h, p, _) in log.iter().filter(|(_, p, _)| p.starts_with("/a/")) {
+        *per_url.entry((*h, p.clone())).or_default() += 1;
+    }
+    assert_eq!(per_url.len(), 600);
+    assert!(per_url.values().all(|n| *n == 1), "an article was fetched twice");
+    for (i, b) in hosts.busy.iter().enumerate() {
+        assert_eq!(b.lock().unwrap().1, 1, "host {i} had concurrent requests");
+    }
+    // Per-host counts in stats.json and in `pipeline status`.
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    let h0 = &stats["hosts"][&hosts.bases[0]];
+    assert_eq!(h0["fetched"], 30, "{stats}");
+    assert!(h0["bytes"].as_u64().unwrap() > 30 * 500);
+    let st = pipeline(&["status", out.to_str().unwrap(), "--json"]);
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["mode"], "feeds");
+    assert_eq!(st["feeds"].as_array().unwrap().len(), 220);
+    assert_eq!(st["articles"]["done"], 600);
+}
+
+#[test]
+fn a_gone_feed_is_parked_and_reported() {
+    let hosts = start(1, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let b = &hosts.bases[0];
+    let list = feeds_file(dir.path(), &[format!("{b}/feed-1.xml"), format!("{b}/gone.xml")]);
+    let out = dir.path().join("out");
+    for i in 0..3 {
+        let mut args = vec!["--feeds", &list, "--once", "--delay-ms", "10", "--allow-private-addresses"];
+        if i > 0 {
+            args.push("--resume");
+        }
+        args.extend(["--out", out.to_str().unwrap()]);
+        let o = pipeline(&args);
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let polls_of_gone = || hosts.log.lock().unwrap().iter().filter(|(_, p, _)| p == "/gone.xml").count();
+    assert_eq!(polls_of_gone(), 3);
+    let o = pipeline(&[
+        "--feeds",
+        &list,
+        "--once",
+        "--delay-ms",
+        "10",
+        "--allow-private-addresses",
+        "--resume",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("gone.xml: parked"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(polls_of_gone(), 3, "a parked feed is not polled");
+    let st = pipeline(&["status", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&st.stdout);
+    let line = text.lines().find(|l| l.contains("gone.xml")).unwrap();
+    assert!(line.starts_with("parked"), "{text}");
+    assert!(text.contains("articles: done 2"), "{text}");
+}
+
+#[test]
+fn the_schedule_polls_a_busy_feed_more_often_than_a_quiet_one_and_writes_each_item_once() {
+    // Continuous mode for ~9 s: /grow-50 gains 5 items a second, /grow-1 one item every 10
+    // seconds. Intervals are bounded to 1..4 s. Then kill -9, --resume --once, and every item
+    // listed is written exactly once.
+    let hosts = start(2, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let list =
+        feeds_file(dir.path(), &[format!("{}/grow-50.xml", hosts.bases[0]), format!("{}/grow-1.xml", hosts.bases[1])]);
+    let out = dir.path().join("out");
+    let args = [
+        "--feeds",
+        &list,
+        "--interval",
+        "2",
+        "--min-interval",
+        "1",
+        "--max-interval",
+        "4",
+        "--delay-ms",
+        "10",
+        "--allow-private-addresses",
+        "--part-bytes",
+        "4096",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("run.log")).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(9));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let polls = |feed: &str| hosts.log.lock().unwrap().iter().filter(|(_, p, _)| p == feed).count();
+    let (busy, quiet) = (polls("/grow-50.xml"), polls("/grow-1.xml"));
+    let run_log = std::fs::read_to_string(dir.path().join("run.log")).unwrap();
+    assert!(busy >= quiet + 2, "busy feed polled {busy} times, quiet feed {quiet}\n{run_log}");
+    let mut resume = args.to_vec();
+    resume.extend(["--resume", "--once"]);
+    let o = pipeline(&resume);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+    let recs = records(&out);
+    let mut urls: Vec<&str> = recs.iter().map(|r| r["metadata"]["url"].as_str().unwrap()).collect();
+    let n = urls.len();
+    urls.sort_unstable();
+    urls.dedup();
+    assert_eq!(urls.len(), n, "a record was written twice");
+    // Every article any poll listed is written.
+    let log = hosts.log.lock().unwrap().clone();
+    let fetched: std::collections::HashSet<&str> =
+        log.iter().filter(|(_, p, _)| p.starts_with("/g/")).map(|(_, p, _)| p.as_str()).collect();
+    assert_eq!(n, fetched.len(), "records {n}, distinct articles fetched {}", fetched.len());
+}
