@@ -8,116 +8,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::Uri;
-use axum::response::Response;
 
 use article_pipeline::sink::{list_parts, read_part};
 
-/// Every request: (host index, path, arrival).
-type Log = Arc<Mutex<Vec<(usize, String, Instant)>>>;
-
-#[derive(Clone)]
-struct Host {
-    index: usize,
-    base: String,
-    log: Log,
-    /// Articles listed by /feed-N.xml: `per_feed` each.
-    per_feed: usize,
-    /// For /grow-N.xml: items appear over time, N per second since `start`.
-    start: Instant,
-    /// In flight right now, and the most at once.
-    busy: Arc<Mutex<(u32, u32)>>,
-}
-
-struct Hosts {
-    bases: Vec<String>,
-    log: Log,
-    busy: Vec<Arc<Mutex<(u32, u32)>>>,
-    _rt: tokio::runtime::Runtime,
-}
-
-fn start(n: usize, per_feed: usize) -> Hosts {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let log: Log = Arc::default();
-    let t0 = Instant::now();
-    let mut bases = Vec::new();
-    let mut busy = Vec::new();
-    for i in 0..n {
-        let addr = format!("127.0.0.{}:0", i + 1);
-        let listener = rt.block_on(tokio::net::TcpListener::bind(&addr)).unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let b = Arc::new(Mutex::new((0, 0)));
-        let host = Host { index: i, base: base.clone(), log: log.clone(), per_feed, start: t0, busy: b.clone() };
-        let app = axum::Router::new().fallback(handle).with_state(host);
-        rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
-        bases.push(base);
-        busy.push(b);
-    }
-    Hosts { bases, log, busy, _rt: rt }
-}
-
-fn page(title: &str) -> String {
-    let para = format!("<p>The {title} report says the harbour council met again to discuss the budget plans.</p>\n");
-    format!(
-        "<!doctype html><html><head><title>{title}</title></head><body><nav><a href=/>Home</a></nav>\
-         <article><h1>{title}</h1>{}</article><footer>Copyright</footer></body></html>",
-        para.repeat(6)
-    )
-}
-
-fn rss(items: impl Iterator<Item = String>) -> Response {
-    let items: String = items.map(|l| format!("<item><title>t</title><link>{l}</link></item>")).collect();
-    Response::builder()
-        .header("content-type", "application/rss+xml")
-        .body(Body::from(format!(
-            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"
-        )))
-        .unwrap()
-}
-
-async fn handle(State(h): State<Host>, uri: Uri) -> Response {
-    let path = uri.path().to_string();
-    h.log.lock().unwrap().push((h.index, path.clone(), Instant::now()));
-    {
-        let mut b = h.busy.lock().unwrap();
-        b.0 += 1;
-        b.1 = b.1.max(b.0);
-    }
-    let resp = respond(&h, &path).await;
-    h.busy.lock().unwrap().0 -= 1;
-    resp
-}
-
-async fn respond(h: &Host, path: &str) -> Response {
-    let base = &h.base;
-    if path == "/robots.txt" {
-        return Response::new(Body::from("User-agent: *\nAllow: /\n"));
-    }
-    if path == "/gone.xml" {
-        return Response::builder().status(410).body(Body::empty()).unwrap();
-    }
-    if let Some(feed) = path.strip_prefix("/feed-").and_then(|p| p.strip_suffix(".xml")) {
-        return rss((0..h.per_feed).map(|i| format!("{base}/a/{feed}/{i}")));
-    }
-    if let Some(rate) = path.strip_prefix("/grow-").and_then(|p| p.strip_suffix(".xml")) {
-        // `rate` new items per 10 seconds since the server started; the newest 20 listed.
-        let rate: u64 = rate.parse().unwrap();
-        let n = h.start.elapsed().as_millis() as u64 * rate / 10_000 + 1;
-        return rss((n.saturating_sub(20)..n).rev().map(|i| format!("{base}/g/{rate}/{i}")));
-    }
-    if path.starts_with("/a/") || path.starts_with("/g/") {
-        return Response::builder()
-            .header("content-type", "text/html; charset=utf-8")
-            .body(Body::from(page(path)))
-            .unwrap();
-    }
-    Response::builder().status(404).body(Body::empty()).unwrap()
-}
+#[path = "common/feed_hosts.rs"]
+mod feed_hosts;
+use feed_hosts::start;
 
 fn pipeline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
