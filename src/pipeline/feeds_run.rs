@@ -194,7 +194,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
             .enable_all()
             .build()
             .map_err(|e| PipelineError::Source(format!("cannot start the async runtime: {e}")))?;
-        rt.block_on(crawl.run(tx))
+        rt.block_on(crawl.run(tx, progress))
     };
     let mut stats = ctx.run(source, output, &mut checkpoint, stats, progress)?;
     // Per-host counts live in the state database (the crawl updates them as it goes); the
@@ -313,7 +313,7 @@ impl Crawl {
         Ok(out)
     }
 
-    async fn run(self, tx: &mut ItemSender) -> Result<(), PipelineError> {
+    async fn run(self, tx: &mut ItemSender, progress: &dyn Progress) -> Result<(), PipelineError> {
         let this = Arc::new(self);
         let conn = open_state(&this.db_path)?;
         let e = db_err(&this.db_path);
@@ -402,17 +402,15 @@ impl Crawl {
                     });
                 }
             }
-            if last_report.elapsed() >= Duration::from_secs(10) {
+            if last_report.elapsed() >= Duration::from_millis(500) {
                 last_report = Instant::now();
                 let c = frontier.counts(Instant::now());
-                tracing::info!(
-                    "frontier: hosts ready {} / waiting {} / in flight {}; articles pending {}, in flight {}",
-                    c.hosts_ready,
-                    c.hosts_waiting,
-                    c.hosts_in_flight,
-                    c.pending,
-                    c.in_flight
+                let line = format!(
+                    "hosts ready {} / waiting {} / in flight {}; queued {}",
+                    c.hosts_ready, c.hosts_waiting, c.hosts_in_flight, c.pending
                 );
+                tracing::debug!("frontier: {line}");
+                progress.message(&line);
             }
             let all_polled = slots.iter().all(|s| s.parked || s.polled_this_run);
             if tasks.is_empty() && (stopping || (this.config.once && all_polled && frontier.is_idle())) {
