@@ -260,4 +260,16 @@ fn summary(s: &Stats, out: &std::path::Path) {
         s.parts,
         out.display()
     );
+    if !s.hosts.is_empty() {
+        // Feeds runs: the hosts, the ones with failures first (at most ten listed).
+        let mut failing: Vec<(&String, &article_pipeline::pipeline::HostStats)> =
+            s.hosts.iter().filter(|(_, h)| h.failed > 0).collect();
+        failing.sort_by(|a, b| b.1.failed.cmp(&a.1.failed));
+        let fetched: u64 = s.hosts.values().map(|h| h.fetched).sum();
+        eprintln!("{} host(s), {fetched} articles fetched; {} host(s) with failures", s.hosts.len(), failing.len());
+        for (host, h) in failing.iter().take(10) {
+            let reasons: Vec<String> = h.reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            eprintln!("  {host}: fetched {}, failed {} ({})", h.fetched, h.failed, reasons.join(", "));
+        }
+    }
 }

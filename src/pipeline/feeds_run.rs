@@ -345,8 +345,13 @@ impl Crawl {
         });
         let mut stopping = false;
         let mut last_report = Instant::now();
+        let mut last_forget = Instant::now();
         loop {
             let now = Instant::now();
+            if now.duration_since(last_forget) >= Duration::from_secs(86_400) {
+                last_forget = now;
+                this.forget(&conn)?;
+            }
             if !stopping {
                 // Feeds due for a poll join their host's queue.
                 for (n, s) in slots.iter_mut().enumerate() {
