@@ -264,7 +264,7 @@ fn summary(s: &Stats, out: &std::path::Path) {
         // Feeds runs: the hosts, the ones with failures first (at most ten listed).
         let mut failing: Vec<(&String, &article_pipeline::pipeline::HostStats)> =
             s.hosts.iter().filter(|(_, h)| h.failed > 0).collect();
-        failing.sort_by(|a, b| b.1.failed.cmp(&a.1.failed));
+        failing.sort_by_key(|(_, h)| std::cmp::Reverse(h.failed));
         let fetched: u64 = s.hosts.values().map(|h| h.fetched).sum();
         eprintln!("{} host(s), {fetched} articles fetched; {} host(s) with failures", s.hosts.len(), failing.len());
         for (host, h) in failing.iter().take(10) {
