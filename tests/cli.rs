@@ -126,3 +126,57 @@ fn eval_scores_a_manifest_and_writes_predictions() {
     assert!((0.0..=1.0).contains(&v["overall"]["ziegler_sim"].as_f64().unwrap()));
     assert!(std::fs::read_to_string(preds.join("t-1.txt")).unwrap().contains("riverside park"));
 }
+
+#[test]
+fn tune_chooses_settings_leaving_each_dataset_out() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("html")).unwrap();
+    let topics = ["council budget vote", "river flood warning", "school lunch menu", "harbor ferry schedule"];
+    let mut lines = String::new();
+    for (i, t) in topics.iter().enumerate() {
+        write(&dir.path().join("html"), &format!("p{i}.html"), article(t).as_bytes());
+        let gold = format!("{t} {t} {t} {t} {t}.").repeat(8);
+        let ds = if i % 2 == 0 { "even" } else { "odd" };
+        let line = serde_json::json!({"id": format!("p{i}"), "dataset": ds, "split": "dev", "html": format!("html/p{i}.html"), "gold": {"text": gold}});
+        lines.push_str(&format!("{line}\n"));
+    }
+    let manifest = write(dir.path(), "manifest.jsonl", lines.as_bytes());
+    let out = pipeline(&[
+        "tune",
+        "--manifest",
+        &manifest,
+        "--bias",
+        "model,0.3",
+        "--tag-bias",
+        "model",
+        "--section-end-words",
+        "30",
+        "--threads",
+        "1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["datasets"], serde_json::json!(["even", "odd"]));
+    assert_eq!(v["settings"].as_array().unwrap().len(), 2);
+    assert_eq!(v["settings"][0]["bias"], serde_json::Value::Null, "the model's own setting comes first");
+    let folds = v["folds"].as_array().unwrap();
+    assert_eq!(folds.len(), 2);
+    let mean = folds.iter().map(|f| f["left_out_f1"].as_f64().unwrap()).sum::<f64>() / 2.0;
+    assert!((v["mean_left_out_f1"].as_f64().unwrap() - mean).abs() < 1e-9);
+    assert!(mean > 0.5, "{v}");
+    let text = pipeline(&[
+        "tune",
+        "--manifest",
+        &manifest,
+        "--bias",
+        "model",
+        "--tag-bias",
+        "model",
+        "--section-end-words",
+        "30",
+        "--threads",
+        "1",
+    ]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("mean of the left-out folds"));
+}

@@ -12,6 +12,7 @@ mod train;
 mod train_mbl;
 mod train_pso;
 mod train_svm;
+mod tune;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -44,6 +45,8 @@ enum Command {
     Train(train::TrainArgs),
     /// Adapt a model to the sites of unlabelled pages (semi-supervised bootstrap, §6.2.4).
     Bootstrap(bootstrap::BootstrapArgs),
+    /// Choose extraction settings by leave-one-dataset-out over labelled manifests.
+    Tune(tune::TuneArgs),
     /// Pack HTML files into a .warc.gz (one response record per page).
     PackWarc(pack::PackArgs),
     /// Show what the run in an output folder has done (feeds: schedule and health of every
@@ -122,6 +125,7 @@ pub fn main() -> ExitCode {
         Some(Command::PackWarc(a)) => pack::exec(a),
         Some(Command::Bootstrap(a)) => bootstrap::exec(a),
         Some(Command::Status(a)) => status::exec(a),
+        Some(Command::Tune(a)) => tune::exec(a),
         None if cli.run.wants_run() => run::exec(cli.run),
         None => {
             let _ = Cli::command().print_help();

@@ -8,6 +8,7 @@
 pub mod blocks;
 pub mod lcs;
 pub mod metrics;
+pub mod tune;
 pub mod units;
 pub mod ziegler;
 

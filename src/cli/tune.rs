@@ -1,0 +1,109 @@
+//! `pipeline tune`: chooses extraction settings by leave-one-dataset-out over labelled
+//! manifests and prints every fold, the mean of the left-out folds and the setting chosen on
+//! all of them ([`article_pipeline::eval::tune`]).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use article_pipeline::dataset;
+use article_pipeline::eval::tune::{self, Setting};
+use article_pipeline::extract::ExtractOptions;
+use article_pipeline::scoring;
+
+use super::Outcome;
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Dataset manifests; each `dataset` is one fold.
+    #[arg(long, required = true)]
+    manifest: Vec<PathBuf>,
+    /// Only pages of this split.
+    #[arg(long, default_value = "dev")]
+    split: String,
+    /// Token scorer.
+    #[arg(long, default_value = "nb", value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
+    scorer: String,
+    /// Model file (default: the built-in model).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Bias values to try (comma-separated; `model` = the model's own).
+    #[arg(long, default_value = "model,0,0.05,0.15", value_delimiter = ',', allow_hyphen_values = true)]
+    bias: Vec<String>,
+    /// Tag bias values to try.
+    #[arg(long, default_value = "model,-0.2,-0.6", value_delimiter = ',', allow_hyphen_values = true)]
+    tag_bias: Vec<String>,
+    /// Section-end word counts to try (0 = off).
+    #[arg(long, default_value = "30,0", value_delimiter = ',')]
+    section_end_words: Vec<usize>,
+    /// Also try the span filters off (boilerplate by id/class, link lists).
+    #[arg(long)]
+    try_filters_off: bool,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn values(list: &[String], what: &str) -> anyhow::Result<Vec<Option<f64>>> {
+    list.iter()
+        .map(|v| match v.trim() {
+            "model" => Ok(None),
+            x => x.parse::<f64>().map(Some).map_err(|_| anyhow::anyhow!("--{what}: `{x}` is not a number")),
+        })
+        .collect()
+}
+
+pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
+    let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
+    anyhow::ensure!(!entries.is_empty(), "no pages of split `{}` in {:?}", args.split, args.manifest);
+    let default = ExtractOptions::default();
+    let filters: &[(bool, bool)] =
+        if args.try_filters_off { &[(true, true), (false, true), (true, false)] } else { &[(true, true)] };
+    // The current defaults come first: ties keep them.
+    let mut settings = Vec::new();
+    for &sew in &args.section_end_words {
+        for &(drop_boilerplate, drop_link_blocks) in filters {
+            for bias in values(&args.bias, "bias")? {
+                for tag_bias in values(&args.tag_bias, "tag-bias")? {
+                    settings.push(Setting {
+                        bias,
+                        tag_bias,
+                        section_end_words: sew,
+                        drop_boilerplate,
+                        drop_link_blocks,
+                    });
+                }
+            }
+        }
+    }
+    settings.sort_by_key(|s| {
+        let is_default = s.bias.is_none()
+            && s.tag_bias.is_none()
+            && s.section_end_words == default.section_end_words
+            && s.drop_boilerplate == default.drop_boilerplate
+            && s.drop_link_blocks == default.drop_link_blocks;
+        !is_default
+    });
+    let n = settings.len();
+    let build = |s: &Setting| {
+        let mut scorer = scoring::build(&args.scorer, args.model.as_deref(), s.bias)?;
+        if let Some(t) = s.tag_bias {
+            scorer.set_tag_bias(t);
+        }
+        Ok(scorer)
+    };
+    let report = tune::tune(&entries, settings, args.threads, &build, |i, s, f1| {
+        eprintln!("[{}/{n}] {}: pooled F1 {f1:.3}", i + 1, s.flags());
+    })?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        write!(out, "{}", tune::format_report(&report))?;
+    }
+    Ok(Outcome::Ok)
+}
