@@ -147,6 +147,9 @@ pub fn lodo(settings: Vec<Setting>, pages: &[Vec<(String, PageMetrics)>]) -> Tun
     TuneReport { settings, datasets, scores, folds, mean_left_out_f1, chosen_on_all, chosen_on_all_f1 }
 }
 
+/// Builds the scorer of a setting (its bias and tag bias applied).
+pub type ScorerFor<'a> = dyn Fn(&Setting) -> Result<Box<dyn Scorer>, crate::scoring::ScorerError> + 'a;
+
 /// Scores every page of `entries` under every setting (pages extracted by `threads` workers)
 /// and runs the LODO selection. `scorer_for` builds the scorer of a setting (its bias and tag
 /// bias applied).
@@ -154,7 +157,7 @@ pub fn tune(
     entries: &[ManifestEntry],
     settings: Vec<Setting>,
     threads: usize,
-    scorer_for: &dyn Fn(&Setting) -> Result<Box<dyn Scorer>, crate::scoring::ScorerError>,
+    scorer_for: &ScorerFor<'_>,
     mut progress: impl FnMut(usize, &Setting, f64),
 ) -> Result<TuneReport, TuneError> {
     let mut pages = Vec::with_capacity(settings.len());
