@@ -48,6 +48,7 @@ class Extractor:
         keep_boilerplate: bool = False,
         keep_link_blocks: bool = False,
         section_end_words: Optional[int] = None,
+        link_run_blocks: Optional[int] = None,
     ) -> None: ...
     @property
     def scorer(self) -> str: ...

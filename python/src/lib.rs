@@ -49,14 +49,16 @@ impl Extractor {
 #[pymethods]
 impl Extractor {
     /// Extractor(scorer="nb", model=None, *, bias=None, tag_bias=None, hr=False, clean=False,
-    /// keep_boilerplate=False, keep_link_blocks=False, section_end_words=30)
+    /// keep_boilerplate=False, keep_link_blocks=False, section_end_words=30,
+    /// link_run_blocks=None)
     ///
     /// `scorer` is one of `article_pipeline.SCORERS`; `model` a model file from
     /// `pipeline train` / `pipeline bootstrap` (default: the built-in model for "nb"; the
     /// learned scorers need one). The options are the CLI's extraction flags.
     #[new]
     #[pyo3(signature = (scorer="nb", model=None, *, bias=None, tag_bias=None, hr=false, clean=false,
-                        keep_boilerplate=false, keep_link_blocks=false, section_end_words=None))]
+                        keep_boilerplate=false, keep_link_blocks=false, section_end_words=None,
+                        link_run_blocks=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         scorer: &str,
@@ -68,6 +70,7 @@ impl Extractor {
         keep_boilerplate: bool,
         keep_link_blocks: bool,
         section_end_words: Option<usize>,
+        link_run_blocks: Option<usize>,
     ) -> PyResult<Self> {
         let mut built =
             scoring::build(scorer, model.as_deref(), bias).map_err(|e| ModelError::new_err(e.to_string()))?;
@@ -80,6 +83,7 @@ impl Extractor {
             drop_boilerplate: !keep_boilerplate,
             drop_link_blocks: !keep_link_blocks,
             section_end_words: section_end_words.unwrap_or(ExtractOptions::default().section_end_words),
+            link_run_blocks: link_run_blocks.unwrap_or(ExtractOptions::default().link_run_blocks),
             ..ExtractOptions::default()
         };
         let model_id = built.model_id();

@@ -86,6 +86,10 @@ pub struct ExtractorArgs {
     /// least this many words (0 = never).
     #[arg(long, default_value_t = ExtractOptions::default().section_end_words)]
     pub section_end_words: usize,
+    /// Drop runs of at least this many one-link blocks inside the span (teaser lists, "more
+    /// news" rails; 0 = never).
+    #[arg(long, default_value_t = ExtractOptions::default().link_run_blocks)]
+    pub link_run_blocks: usize,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -103,6 +107,7 @@ impl ExtractorArgs {
             drop_boilerplate: !self.keep_boilerplate,
             drop_link_blocks: !self.keep_link_blocks,
             section_end_words: self.section_end_words,
+            link_run_blocks: self.link_run_blocks,
             ..ExtractOptions::default()
         };
         Ok((scorer, options))

@@ -193,6 +193,7 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         drop_boilerplate: config.extractor.drop_boilerplate,
         drop_link_blocks: config.extractor.drop_link_blocks,
         section_end_words: config.extractor.section_end_words,
+        link_run_blocks: config.extractor.link_run_blocks,
         ..ExtractOptions::default()
     };
     let extractor = Extractor::new(scorer.as_ref(), options);

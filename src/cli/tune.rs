@@ -37,6 +37,9 @@ pub struct TuneArgs {
     /// Section-end word counts to try (0 = off).
     #[arg(long, default_value = "30,0", value_delimiter = ',')]
     section_end_words: Vec<usize>,
+    /// Link-run lengths to try (0 = off).
+    #[arg(long, default_value = "0", value_delimiter = ',')]
+    link_run_blocks: Vec<usize>,
     /// Also try the span filters off (boilerplate by id/class, link lists).
     #[arg(long)]
     try_filters_off: bool,
@@ -66,16 +69,19 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     // The current defaults come first: ties keep them.
     let mut settings = Vec::new();
     for &sew in &args.section_end_words {
-        for &(drop_boilerplate, drop_link_blocks) in filters {
-            for bias in values(&args.bias, "bias")? {
-                for tag_bias in values(&args.tag_bias, "tag-bias")? {
-                    settings.push(Setting {
-                        bias,
-                        tag_bias,
-                        section_end_words: sew,
-                        drop_boilerplate,
-                        drop_link_blocks,
-                    });
+        for &link_run_blocks in &args.link_run_blocks {
+            for &(drop_boilerplate, drop_link_blocks) in filters {
+                for bias in values(&args.bias, "bias")? {
+                    for tag_bias in values(&args.tag_bias, "tag-bias")? {
+                        settings.push(Setting {
+                            bias,
+                            tag_bias,
+                            section_end_words: sew,
+                            drop_boilerplate,
+                            drop_link_blocks,
+                            link_run_blocks,
+                        });
+                    }
                 }
             }
         }
@@ -85,7 +91,8 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
             && s.tag_bias.is_none()
             && s.section_end_words == default.section_end_words
             && s.drop_boilerplate == default.drop_boilerplate
-            && s.drop_link_blocks == default.drop_link_blocks;
+            && s.drop_link_blocks == default.drop_link_blocks
+            && s.link_run_blocks == default.link_run_blocks;
         !is_default
     });
     let n = settings.len();

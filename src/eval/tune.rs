@@ -29,6 +29,7 @@ pub struct Setting {
     pub section_end_words: usize,
     pub drop_boilerplate: bool,
     pub drop_link_blocks: bool,
+    pub link_run_blocks: usize,
 }
 
 impl Setting {
@@ -37,6 +38,7 @@ impl Setting {
             section_end_words: self.section_end_words,
             drop_boilerplate: self.drop_boilerplate,
             drop_link_blocks: self.drop_link_blocks,
+            link_run_blocks: self.link_run_blocks,
             ..ExtractOptions::default()
         }
     }
@@ -56,6 +58,9 @@ impl Setting {
         }
         if !self.drop_link_blocks {
             f.push("--keep-link-blocks".into());
+        }
+        if self.link_run_blocks > 0 {
+            f.push(format!("--link-run-blocks {}", self.link_run_blocks));
         }
         f.join(" ")
     }
@@ -231,6 +236,7 @@ mod tests {
             section_end_words: 30,
             drop_boilerplate: true,
             drop_link_blocks: true,
+            link_run_blocks: 0,
         }
     }
 

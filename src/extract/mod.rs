@@ -27,6 +27,9 @@ pub struct ExtractOptions {
     pub drop_boilerplate: bool,
     /// Drop link lists inside the span ([`text::link_block_mask`]). Default: on.
     pub drop_link_blocks: bool,
+    /// Drop runs of at least this many one-link blocks inside the span
+    /// ([`text::link_run_mask`]: teaser lists, "more news" rails); 0 turns it off.
+    pub link_run_blocks: usize,
     /// End the span at a comment / related / share heading ([`text::section_end_mask`])
     /// preceded by at least this many words; 0 turns it off. Default: 30.
     pub section_end_words: usize,
@@ -44,6 +47,7 @@ impl Default for ExtractOptions {
             clean: false,
             drop_boilerplate: true,
             drop_link_blocks: true,
+            link_run_blocks: 0,
             section_end_words: 30,
             keep_scores: false,
             max_page_bytes: 32 << 20,
@@ -239,13 +243,20 @@ impl PageExtraction<'_> {
         if let Some((s, e)) = span {
             let slice = &tokens[s..=e];
             let mut keep = self.options.clean.then(|| text::clean_mask(slice));
-            if self.options.drop_boilerplate || self.options.drop_link_blocks || self.options.section_end_words > 0 {
+            if self.options.drop_boilerplate
+                || self.options.drop_link_blocks
+                || self.options.link_run_blocks > 0
+                || self.options.section_end_words > 0
+            {
                 let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
                 if self.options.drop_boilerplate {
                     text::boilerplate_mask(page, slice, k);
                 }
                 if self.options.drop_link_blocks {
                     text::link_block_mask(slice, k, 2, 0.6);
+                }
+                if self.options.link_run_blocks > 0 {
+                    text::link_run_mask(slice, k, self.options.link_run_blocks, 0.6);
                 }
                 if self.options.section_end_words > 0 {
                     text::section_end_mask(page, slice, k, self.options.section_end_words);

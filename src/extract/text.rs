@@ -292,6 +292,59 @@ pub fn link_block_mask(tokens: &[Token], keep: &mut [bool], min_links: usize, ma
     flush(start, tokens.len(), words, link_words, links);
 }
 
+/// Drops runs of link blocks inside the span: at least `min_run` blocks in a row (empty blocks
+/// between them ignored), each holding a link whose words are most (> `max_ratio`) of the
+/// block's. Teaser lists of table layouts and "more news" rails put every headline in a
+/// block of its own, one link each, which [`link_block_mask`] (two links per block) never
+/// sees; three such blocks in a row are a list, not prose (issue 13's held-out pages).
+pub fn link_run_mask(tokens: &[Token], keep: &mut [bool], min_run: usize, max_ratio: f64) {
+    if min_run == 0 {
+        return;
+    }
+    // (start, end, link-ish) of every non-empty block, in order.
+    let mut blocks: Vec<(usize, usize, bool)> = Vec::new();
+    let (mut start, mut words, mut link_words, mut links, mut in_a) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let mut flush = |start: usize, end: usize, words: usize, link_words: usize, links: usize| {
+        if words > 0 {
+            blocks.push((start, end, links >= 1 && link_words as f64 > max_ratio * words as f64));
+        }
+    };
+    for (i, t) in tokens.iter().enumerate() {
+        match t.kind {
+            TokenKind::StartTag | TokenKind::EndTag if tags::is_block(t.tag) => {
+                flush(start, i, words, link_words, links);
+                (start, words, link_words, links) = (i, 0, 0, 0);
+            }
+            TokenKind::StartTag if t.tag == tags::A => {
+                in_a += 1;
+                links += 1;
+            }
+            TokenKind::EndTag if t.tag == tags::A => in_a = in_a.saturating_sub(1),
+            TokenKind::Word => {
+                words += 1;
+                if in_a > 0 {
+                    link_words += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    flush(start, tokens.len(), words, link_words, links);
+    let mut i = 0;
+    while i < blocks.len() {
+        let mut j = i;
+        while j < blocks.len() && blocks[j].2 {
+            j += 1;
+        }
+        if j - i >= min_run {
+            for &(s, e, _) in &blocks[i..j] {
+                keep[s..e].iter_mut().for_each(|k| *k = false);
+            }
+        }
+        i = j.max(i + 1);
+    }
+}
+
 /// Headings that end an article and open the page's furniture: comment sections, "related"
 /// and "most popular" lists, share bars. Compared with a block's text lower-cased, digits and
 /// punctuation removed, words joined by one space (`"12 Comments"` → `"comments"`).
@@ -540,5 +593,22 @@ mod tests {
             masked(html, |_, t, k| link_block_mask(t, k, 2, 0.6)),
             "Read this report about the council vote on the river park budget."
         );
+    }
+
+    #[test]
+    fn runs_of_one_link_teasers_are_dropped_and_prose_with_a_link_per_paragraph_is_kept() {
+        // A table layout's teaser run: each headline its own cell, one link each, a date
+        // outside the link; then an article whose paragraphs each hold one short link.
+        let teasers = "<table><tr><td><a href=/1>Special report on the harbour works</a> 1/15/2008</td></tr>                       <tr><td><a href=/2>MORE NEWS »</a></td></tr>                       <tr><td>• <a href=/3>Council backs the new ferry timetable</a></td></tr></table>";
+        let prose = "<p>The council met on Tuesday and <a href=/v>voted</a> to widen the river path.</p>                     <p>Residents <a href=/r>wrote</a> dozens of letters asking for a safer crossing there.</p>                     <p>Work starts in <a href=/m>March</a> and should end before the summer festival.</p>";
+        let html = format!("{prose}{teasers}");
+        let kept = masked(&html, |_, t, k| link_run_mask(t, k, 3, 0.6));
+        assert!(kept.contains("voted to widen the river path") && kept.contains("before the summer festival"));
+        assert!(!kept.contains("Special report") && !kept.contains("MORE NEWS") && !kept.contains("ferry"), "{kept}");
+        // Two teasers in a row are not a run of three: kept.
+        let two = "<div><a href=/1>First teaser headline here</a></div><div><a href=/2>Second teaser</a></div>";
+        assert!(masked(two, |_, t, k| link_run_mask(t, k, 3, 0.6)).contains("Second teaser"));
+        // And the two-links-per-block filter never saw the run.
+        assert!(masked(&html, |_, t, k| link_block_mask(t, k, 2, 0.6)).contains("MORE NEWS"));
     }
 }

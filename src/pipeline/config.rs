@@ -130,6 +130,8 @@ pub struct ExtractorConfig {
     pub drop_link_blocks: bool,
     /// End the span at a comment / related / share heading after this many words (0 = never).
     pub section_end_words: usize,
+    /// Drop runs of at least this many one-link blocks (teaser lists) inside the span (0 = never).
+    pub link_run_blocks: usize,
 }
 
 impl Default for ExtractorConfig {
@@ -144,6 +146,7 @@ impl Default for ExtractorConfig {
             drop_boilerplate: true,
             drop_link_blocks: true,
             section_end_words: crate::extract::ExtractOptions::default().section_end_words,
+            link_run_blocks: crate::extract::ExtractOptions::default().link_run_blocks,
         }
     }
 }
@@ -231,6 +234,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "drop_boilerplate",
             "drop_link_blocks",
             "section_end_words",
+            "link_run_blocks",
         ],
     ),
     ("run", &["threads", "resume"]),
