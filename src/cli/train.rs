@@ -55,8 +55,10 @@ pub struct TrainArgs {
     /// sibling_tags, word_count, after_image, ancestor_classes), or `inverse_stop_words`.
     #[arg(long, default_value = "")]
     block_features_off: String,
-    /// Feature types, comma-separated: trigram, mrut, unigram, bigram, mrut2.
-    #[arg(long, default_value = "trigram,mrut")]
+    /// Feature types, comma-separated: trigram, mrut, unigram, bigram, mrut2, classes. The
+    /// defaults of --features, --bias, --tag-bias and --class-clamp are the shipped model's
+    /// recipe (models/README.md): `pipeline train --manifest wcxb` rebuilds it.
+    #[arg(long, default_value = "trigram,mrut2,classes")]
     features: String,
     /// Drop features seen fewer times than this.
     #[arg(long, default_value_t = 2)]
@@ -65,13 +67,14 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 1.0)]
     alpha: f64,
     /// Added to every token score p - 0.5 (the paper's bias).
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
     bias: f64,
     /// Added to the score of every start and end tag on top of --bias (a text-density prior).
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = -0.4, allow_hyphen_values = true)]
     tag_bias: f64,
-    /// Clamp each id/class word's log-odds to ±this (their token counts overstate the evidence).
-    #[arg(long)]
+    /// Clamp each id/class word's log-odds to ±this (their token counts overstate the
+    /// evidence); `inf` for no clamp.
+    #[arg(long, default_value = "0.4")]
     class_clamp: Option<f64>,
     /// Skip pages where fewer than this share of gold words align to the page.
     #[arg(long, default_value_t = 0.8)]
@@ -125,14 +128,15 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
     anyhow::ensure!(!entries.is_empty(), "no `{}` pages in {:?}", args.split, args.manifest);
     anyhow::ensure!(args.bias.is_finite() && args.tag_bias.is_finite(), "--bias and --tag-bias must be finite");
-    anyhow::ensure!(args.class_clamp.is_none_or(|c| c >= 0.0 && c.is_finite()), "--class-clamp must be ≥ 0");
+    anyhow::ensure!(args.class_clamp.is_none_or(|c| c >= 0.0), "--class-clamp must be ≥ 0");
     let params = NbParams {
         features,
         alpha: args.alpha,
         min_count: args.min_count,
         bias: args.bias,
         tag_bias: args.tag_bias,
-        class_clamp: args.class_clamp,
+        // `inf`: no clamp.
+        class_clamp: args.class_clamp.filter(|c| c.is_finite()),
     };
     let label =
         LabelOptions { min_coverage: args.min_coverage, max_tag_ratio: args.max_tag_ratio, ..LabelOptions::default() };
