@@ -438,3 +438,93 @@ fn an_output_folder_of_another_run_is_refused_whatever_the_mode() {
     assert_eq!(std::fs::read(warc_out.join("stats.json")).unwrap(), stats_before, "stats.json was overwritten");
     assert_eq!(list_parts(&warc_out).unwrap().len(), 1);
 }
+
+#[test]
+fn shards_run_side_by_side_cover_every_input_once_and_a_killed_shard_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    // Seven WARC files (the sort order is not the creation order), one larger.
+    let mut files = Vec::new();
+    for (i, name) in ["e", "b", "g", "a", "f", "c"].iter().enumerate() {
+        let p = dir.path().join(format!("{name}.warc.gz"));
+        let mut w = WarcWriter::create(&p, "test").unwrap();
+        for j in 0..4 {
+            let url = format!("http://{name}.test/{j}");
+            exchange(&mut w, &url, &http("text/html", page(i * 10 + j, 5).as_bytes(), ""));
+        }
+        w.finish().unwrap();
+        files.push(p);
+    }
+    let big = dir.path().join("d.warc.gz");
+    big_warc(&big, 1500);
+    files.push(big);
+    let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+
+    // One process over everything: the reference.
+    let single = dir.path().join("single");
+    let mut args: Vec<&str> = vec!["--warc"];
+    args.extend(paths.iter().map(String::as_str));
+    args.extend(["--out", single.to_str().unwrap(), "--threads", "1"]);
+    assert_eq!(pipeline(&args).status.code(), Some(0));
+
+    // Three shards at once, K from the variable a Slurm job array sets.
+    let root = dir.path().join("sharded");
+    let shard_cmd = |k: usize| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pipeline"));
+        c.arg("--warc").args(&paths).args(["--out", root.to_str().unwrap(), "--threads", "1", "--shard", "auto/3"]);
+        c.args(["--part-bytes", "8192"])
+            .env("SLURM_ARRAY_TASK_ID", k.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    };
+    let mut children: Vec<_> = (0..3).map(|k| shard_cmd(k).spawn().unwrap()).collect();
+    // The shard holding the large file is killed once it has committed a part, then rerun.
+    let big_shard = {
+        let mut sorted = paths.clone();
+        sorted.sort();
+        sorted.iter().position(|p| p.ends_with("d.warc.gz")).unwrap() % 3
+    };
+    let big_out = root.join(format!("shard-{big_shard:05}"));
+    assert!(wait_for_parts(&big_out, 1, &mut children[big_shard]), "the shard finished before it could be killed");
+    children[big_shard].kill().unwrap();
+    children[big_shard].wait().unwrap();
+    for (k, c) in children.into_iter().enumerate() {
+        if k != big_shard {
+            let o = c.wait_with_output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "shard {k}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    let o = shard_cmd(big_shard).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "rerun: {}", String::from_utf8_lossy(&o.stderr));
+
+    // The union of the shards' records is the single run's, each once, each file in one shard.
+    let mut by_file: std::collections::HashMap<String, HashSet<usize>> = std::collections::HashMap::new();
+    let mut sharded: Vec<(String, String)> = Vec::new();
+    for k in 0..3 {
+        for r in records(&root.join(format!("shard-{k:05}"))) {
+            by_file.entry(r["metadata"]["source"]["file"].as_str().unwrap().to_string()).or_default().insert(k);
+            sharded.push((r["id"].as_str().unwrap().to_string(), r["text"].as_str().unwrap().to_string()));
+        }
+    }
+    assert!(by_file.values().all(|s| s.len() == 1), "a file was read by two shards: {by_file:?}");
+    assert_eq!(by_file.len(), 7);
+    let mut reference: Vec<(String, String)> = records(&single)
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["text"].as_str().unwrap().to_string()))
+        .collect();
+    sharded.sort();
+    reference.sort();
+    assert_eq!(sharded.len(), reference.len(), "records written more or less than once");
+    assert!(sharded == reference, "the shards' records differ from the single run's");
+
+    // `pipeline status` on the root: every input done, counts summed.
+    let st = pipeline(&["status", root.to_str().unwrap(), "--json"]);
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let st: Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["mode"], "shards");
+    let shards = st["shards"].as_array().unwrap();
+    assert_eq!(shards.len(), 3);
+    assert_eq!(shards.iter().map(|s| s["done"].as_u64().unwrap()).sum::<u64>(), 7);
+    assert!(shards.iter().all(|s| s["pending"] == 0 && s["in_progress"] == 0), "{st}");
+    assert_eq!(st["stats"]["written"].as_u64().unwrap() as usize, reference.len());
+}

@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use article_pipeline::dedup::Fingerprinter;
 use article_pipeline::extract::{ExtractOptions, Extractor};
 use article_pipeline::pipeline::config::{FeedsConfig, WarcConfig};
+use article_pipeline::pipeline::shard::{Shard, ShardManifest};
 use article_pipeline::pipeline::{EngineOptions, PipelineConfig, Progress, RunContext, Stats, feeds_run, warc_run};
 use article_pipeline::scoring;
 
@@ -81,6 +82,11 @@ pub struct RunArgs {
     /// Feeds: forget (prune) articles no feed has listed for this many days [default: 365].
     #[arg(long)]
     pub forget_after: Option<u64>,
+    /// Process the K-th of N slices of the sorted inputs (`K/N`, K 0-based; `auto/N` takes K
+    /// from SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX), writing
+    /// under OUT/shard-0000K/ and resuming what an earlier run of the shard left.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
@@ -117,6 +123,9 @@ impl RunArgs {
             c.run.threads = t;
         }
         c.run.resume |= self.resume;
+        if let Some(s) = &self.shard {
+            c.run.shard = Some(s.clone());
+        }
         c.sink.drop_near_duplicates |= self.drop_near_duplicates;
         if let Some(s) = &self.scorer {
             c.extractor.scorer = s.clone();
@@ -205,9 +214,15 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
     };
     let engine = EngineOptions { threads, drop_near_duplicates: config.sink.drop_near_duplicates, queue_per_thread: 4 };
     let show = !args.no_progress && std::io::stderr().is_terminal();
+    let shard = match &config.run.shard {
+        Some(spec) => Some(Shard::parse(spec, |v| std::env::var(v).ok())?),
+        None => None,
+    };
+    let out = shard.map(|s| s.dir(&config.sink.out)).unwrap_or_else(|| config.sink.out.clone());
     let ctx = RunContext {
-        out: config.sink.out.clone(),
-        resume: config.run.resume,
+        out: out.clone(),
+        // A shard always resumes: rerunning its command finishes what a crash left.
+        resume: config.run.resume || shard.is_some(),
         sink: config.sink.options(),
         engine,
         extractor: &extractor,
@@ -215,13 +230,26 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
     };
     let bar = progress_bar(show);
     let stats = match (&config.warc, &config.feeds) {
-        (Some(w), _) => warc_run::run(&warc_run::WarcRun { inputs: warc_run::expand_inputs(&w.paths), ctx }, &bar),
-        (None, Some(f)) => feeds_run::run(&feeds_run::FeedsRun { feeds: f.clone(), ctx }, &bar),
+        (Some(w), _) => {
+            let mut inputs = warc_run::expand_inputs(&w.paths);
+            if let Some(s) = shard {
+                inputs = s.select(&inputs);
+                let names = inputs.iter().map(|p| p.display().to_string()).collect();
+                ShardManifest { shard: s, inputs: names }.write(&out)?;
+            }
+            warc_run::run(&warc_run::WarcRun { inputs, ctx }, &bar)
+        }
+        (None, Some(f)) => {
+            if let Some(s) = shard {
+                ShardManifest { shard: s, inputs: vec![f.list.display().to_string()] }.write(&out)?;
+            }
+            feeds_run::run(&feeds_run::FeedsRun { feeds: f.clone(), ctx, shard }, &bar)
+        }
         (None, None) => unreachable!("validate() requires warc or feeds"),
     };
     bar.0.finish_and_clear();
     let stats = stats?;
-    summary(&stats, &config.sink.out);
+    summary(&stats, &out);
     Ok(if stats.failures() > 0 { Outcome::SomeFailed } else { Outcome::Ok })
 }
 

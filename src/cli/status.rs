@@ -56,6 +56,32 @@ pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
             }
             println!("records written {}, failed {}", stats.written, stats.failures());
         }
+        RunStatus::Shards { shards, stats } => {
+            println!("sharded run in {}", args.out.display());
+            println!(
+                "{:<14} {:>6} {:>6} {:>11} {:>7} {:>9} {:>7}",
+                "shard", "inputs", "done", "in progress", "pending", "written", "failed"
+            );
+            for s in shards {
+                let name = s.shard.map(|x| format!("{}/{}", x.k, x.n)).unwrap_or_else(|| s.dir.clone());
+                println!(
+                    "{:<14} {:>6} {:>6} {:>11} {:>7} {:>9} {:>7}",
+                    name,
+                    s.inputs,
+                    s.done,
+                    s.in_progress,
+                    s.pending,
+                    s.stats.written,
+                    s.stats.failures()
+                );
+            }
+            println!(
+                "all shards: records written {}, failed {}, {:.1} MB of HTML",
+                stats.written,
+                stats.failures(),
+                stats.html_bytes as f64 / 1e6
+            );
+        }
         RunStatus::Warc { done, current, stats } => {
             println!("WARC run in {}", args.out.display());
             println!("inputs done: {}", done.len());

@@ -158,6 +158,10 @@ pub struct RunConfig {
     pub threads: usize,
     /// Continue the run recorded in the output folder.
     pub resume: bool,
+    /// Process one slice of the inputs: `K/N` (0-based K) or `auto/N` (K from
+    /// SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX); output under
+    /// `OUT/shard-0000K/`, always resumed.
+    pub shard: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -237,7 +241,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "link_run_blocks",
         ],
     ),
-    ("run", &["threads", "resume"]),
+    ("run", &["threads", "resume", "shard"]),
     ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
 ];
@@ -419,6 +423,11 @@ impl PipelineConfig {
             && !m.is_file()
         {
             p.push(format!("extractor.model `{}` is not a file", m.display()));
+        }
+        if let Some(spec) = &self.run.shard
+            && let Err(e) = super::shard::Shard::parse(spec, |v| std::env::var(v).ok())
+        {
+            p.push(format!("run.shard: {e}"));
         }
         if self.run.threads > 1024 {
             p.push(format!("run.threads {} is too many", self.run.threads));

@@ -38,6 +38,8 @@ pub const MAX_ATTEMPTS: u32 = 5;
 pub struct FeedsRun<'a> {
     pub feeds: FeedsConfig,
     pub ctx: RunContext<'a>,
+    /// Only this slice of the (sorted) feed URLs.
+    pub shard: Option<super::shard::Shard>,
 }
 
 fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> PipelineError + '_ {
@@ -141,7 +143,10 @@ impl Checkpoint for FeedsCheckpoint<'_> {
 /// Runs a feeds pipeline; returns the (cumulative) stats, also written to `OUT/stats.json`.
 pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, PipelineError> {
     let ctx = &run.ctx;
-    let feed_urls = feeds::read_feed_list(&run.feeds.list).map_err(|e| PipelineError::Source(e.to_string()))?;
+    let mut feed_urls = feeds::read_feed_list(&run.feeds.list).map_err(|e| PipelineError::Source(e.to_string()))?;
+    if let Some(s) = run.shard {
+        feed_urls = s.select(&feed_urls);
+    }
     ctx.check_fresh(STATE_FILE)?;
     std::fs::create_dir_all(&ctx.out)
         .map_err(|e| PipelineError::State { path: ctx.out.clone(), message: e.to_string() })?;

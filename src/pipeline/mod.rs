@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod feeds_run;
+pub mod shard;
 pub mod status;
 pub mod warc_run;
 

@@ -46,6 +46,63 @@ pub enum RunStatus {
         current: Option<(String, u64)>,
         stats: Stats,
     },
+    /// An output root of `--shard` runs (`OUT/shard-0000K/`).
+    Shards {
+        shards: Vec<ShardStatus>,
+        /// Summed over the shards.
+        stats: Stats,
+    },
+}
+
+/// One shard of a sharded run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShardStatus {
+    pub dir: String,
+    pub shard: Option<super::shard::Shard>,
+    /// Its inputs (WARC files; for feeds, the feed list).
+    pub inputs: usize,
+    pub done: usize,
+    pub in_progress: usize,
+    pub pending: usize,
+    pub stats: Stats,
+}
+
+/// Adds `b` into `a` (counts summed; rates recomputed).
+fn add(a: &mut Stats, b: &Stats) {
+    a.records_in += b.records_in;
+    a.written += b.written;
+    a.near_duplicates += b.near_duplicates;
+    a.dropped_near_duplicates += b.dropped_near_duplicates;
+    for (k, v) in &b.skipped {
+        *a.skipped.entry(k.clone()).or_default() += v;
+    }
+    for (k, v) in &b.failed {
+        *a.failed.entry(k.clone()).or_default() += v;
+    }
+    a.html_bytes += b.html_bytes;
+    a.text_bytes += b.text_bytes;
+    a.parts += b.parts;
+    a.elapsed_secs += b.elapsed_secs;
+    a.mb_per_s = if a.elapsed_secs > 0.0 { a.html_bytes as f64 / 1e6 / a.elapsed_secs } else { 0.0 };
+}
+
+fn shard_status(dir: &Path) -> Result<ShardStatus, PipelineError> {
+    let manifest = super::shard::ShardManifest::read(dir);
+    let inputs = manifest.as_ref().map_or(0, |m| m.inputs.len());
+    let (done, in_progress, stats) = match status(dir) {
+        Ok(RunStatus::Warc { done, current, stats }) => (done.len(), usize::from(current.is_some()), stats),
+        Ok(RunStatus::Feeds { stats, .. }) => (0, 1, stats),
+        Ok(RunStatus::Shards { .. }) | Err(_) => (0, 0, Stats::default()),
+    };
+    Ok(ShardStatus {
+        dir: dir.display().to_string(),
+        shard: manifest.map(|m| m.shard),
+        inputs,
+        done,
+        in_progress,
+        pending: inputs.saturating_sub(done + in_progress),
+        stats,
+    })
 }
 
 /// Reads the status of the run in `out`.
@@ -53,6 +110,22 @@ pub fn status(out: &Path) -> Result<RunStatus, PipelineError> {
     let db = out.join(feeds_run::STATE_FILE);
     if db.exists() {
         return feeds_status(&db);
+    }
+    let mut shard_dirs: Vec<std::path::PathBuf> = std::fs::read_dir(out)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("shard-")))
+        .collect();
+    if !shard_dirs.is_empty() && !out.join(warc_run::STATE_FILE).exists() {
+        shard_dirs.sort();
+        let shards = shard_dirs.iter().map(|d| shard_status(d)).collect::<Result<Vec<_>, _>>()?;
+        let mut stats = Stats::default();
+        for s in &shards {
+            add(&mut stats, &s.stats);
+        }
+        return Ok(RunStatus::Shards { shards, stats });
     }
     match warc_run::WarcState::load(out)? {
         Some(state) => {

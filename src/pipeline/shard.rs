@@ -1,0 +1,139 @@
+//! Sharding a run over many machines: `--shard K/N` takes the K-th (0-based) of N disjoint,
+//! deterministic slices of the sorted input list (whole WARC files, or feed URLs), and writes
+//! under `OUT/shard-0000K/` (its own parts, resume state and stats), so N workers of a Slurm
+//! job array, a Kubernetes Indexed Job or an AWS Batch array job share one output root
+//! without clashing. `--shard auto/N` takes K from the variable the engine sets
+//! (`SLURM_ARRAY_TASK_ID`, `JOB_COMPLETION_INDEX`, `AWS_BATCH_JOB_ARRAY_INDEX`).
+//!
+//! A sharded run always resumes: rerunning the same command after a crash or a preempted
+//! node skips the inputs its state records as finished and continues the unfinished one
+//! (the WARC run's `state.json` is the per-input completion record). `shard.json` names the
+//! shard's inputs, so `pipeline status OUT` can tell done, in progress and pending per shard.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The engines' array-index variables, in the order they are looked up.
+pub const INDEX_VARIABLES: [&str; 3] = ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"];
+
+/// One slice of N.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("--shard `{0}`: expected K/N or auto/N with 0 <= K < N (K 0-based)")]
+    Syntax(String),
+    #[error("--shard auto/{n}: none of {} is set", INDEX_VARIABLES.join(", "))]
+    NoIndex { n: usize },
+    #[error("--shard auto/{n}: {var}=`{value}` is not an index below {n}")]
+    BadIndex { n: usize, var: &'static str, value: String },
+}
+
+impl Shard {
+    /// Parses `K/N` or `auto/N`; `env` looks a variable up (the process environment in use).
+    pub fn parse(spec: &str, env: impl Fn(&str) -> Option<String>) -> Result<Shard, ShardError> {
+        let syntax = || ShardError::Syntax(spec.to_string());
+        let (k, n) = spec.split_once('/').ok_or_else(syntax)?;
+        let n: usize = n.trim().parse().map_err(|_| syntax())?;
+        if n == 0 {
+            return Err(syntax());
+        }
+        let k = if k.trim() == "auto" {
+            let (var, value) =
+                INDEX_VARIABLES.iter().find_map(|v| env(v).map(|x| (*v, x))).ok_or(ShardError::NoIndex { n })?;
+            match value.trim().parse::<usize>() {
+                Ok(k) if k < n => k,
+                _ => return Err(ShardError::BadIndex { n, var, value }),
+            }
+        } else {
+            k.trim().parse().map_err(|_| syntax())?
+        };
+        if k >= n {
+            return Err(syntax());
+        }
+        Ok(Shard { k, n })
+    }
+
+    /// This shard's inputs: every N-th of the sorted list, starting at K. Sorting makes the
+    /// slices the same on every machine whatever order the list was given in.
+    pub fn select<T: Clone + Ord>(&self, inputs: &[T]) -> Vec<T> {
+        let mut sorted = inputs.to_vec();
+        sorted.sort();
+        sorted.dedup();
+        sorted.into_iter().enumerate().filter(|(i, _)| i % self.n == self.k).map(|(_, x)| x).collect()
+    }
+
+    /// The shard's folder under the output root.
+    pub fn dir(&self, out: &Path) -> PathBuf {
+        out.join(format!("shard-{:05}", self.k))
+    }
+}
+
+/// `OUT/shard-K/shard.json`: which shard this is and its inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardManifest {
+    pub shard: Shard,
+    pub inputs: Vec<String>,
+}
+
+pub const MANIFEST_FILE: &str = "shard.json";
+
+impl ShardManifest {
+    pub fn write(&self, dir: &Path) -> Result<(), super::PipelineError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| super::PipelineError::State { path: dir.to_path_buf(), message: e.to_string() })?;
+        let bytes = serde_json::to_vec_pretty(self).expect("shard manifest serialises");
+        crate::sink::write_atomic(&dir.join(MANIFEST_FILE), &bytes).map_err(super::PipelineError::from)
+    }
+
+    pub fn read(dir: &Path) -> Option<ShardManifest> {
+        serde_json::from_slice(&std::fs::read(dir.join(MANIFEST_FILE)).ok()?).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn specs_and_engine_variables() {
+        assert_eq!(Shard::parse("3/8", no_env), Ok(Shard { k: 3, n: 8 }));
+        for bad in ["8/8", "1", "a/2", "1/0", "-1/4"] {
+            assert!(matches!(Shard::parse(bad, no_env), Err(ShardError::Syntax(_))), "{bad}");
+        }
+        assert_eq!(Shard::parse("auto/4", no_env), Err(ShardError::NoIndex { n: 4 }));
+        let slurm = |v: &str| (v == "SLURM_ARRAY_TASK_ID").then(|| "2".to_string());
+        assert_eq!(Shard::parse("auto/4", slurm), Ok(Shard { k: 2, n: 4 }));
+        let k8s = |v: &str| (v == "JOB_COMPLETION_INDEX").then(|| "7".to_string());
+        assert!(matches!(Shard::parse("auto/4", k8s), Err(ShardError::BadIndex { .. })));
+        let batch = |v: &str| (v == "AWS_BATCH_JOB_ARRAY_INDEX").then(|| "0".to_string());
+        assert_eq!(Shard::parse("auto/1", batch), Ok(Shard { k: 0, n: 1 }));
+        assert_eq!(Shard { k: 7, n: 9 }.dir(Path::new("out")), Path::new("out/shard-00007"));
+    }
+
+    proptest! {
+        /// The N slices are disjoint, cover the inputs, and do not depend on the input order.
+        #[test]
+        fn slices_partition_the_sorted_inputs(mut inputs in proptest::collection::vec(0u32..1000, 0..60), n in 1usize..7) {
+            let all: std::collections::BTreeSet<u32> = inputs.iter().copied().collect();
+            let slices: Vec<Vec<u32>> = (0..n).map(|k| Shard { k, n }.select(&inputs)).collect();
+            inputs.reverse();
+            let again: Vec<Vec<u32>> = (0..n).map(|k| Shard { k, n }.select(&inputs)).collect();
+            prop_assert_eq!(&slices, &again);
+            let mut union: Vec<u32> = slices.concat();
+            union.sort();
+            prop_assert_eq!(union, all.into_iter().collect::<Vec<_>>());
+        }
+    }
+}
