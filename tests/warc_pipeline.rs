@@ -528,3 +528,104 @@ fn shards_run_side_by_side_cover_every_input_once_and_a_killed_shard_resumes() {
     assert!(shards.iter().all(|s| s["pending"] == 0 && s["in_progress"] == 0), "{st}");
     assert_eq!(st["stats"]["written"].as_u64().unwrap() as usize, reference.len());
 }
+
+#[test]
+fn dedup_across_shards_matches_an_all_pairs_computation() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.warc.gz");
+    let b = dir.path().join("b.warc.gz");
+    let mut w = WarcWriter::create(&a, "test").unwrap();
+    for i in 0..6 {
+        exchange(&mut w, &format!("http://a.test/{i}"), &http("text/html", page(i, 6).as_bytes(), ""));
+    }
+    w.finish().unwrap();
+    let mut w = WarcWriter::create(&b, "test").unwrap();
+    // A near copy of a/0, an exact copy of a/1, a near copy of a near copy, and new pages.
+    let near = page(0, 6).replace("Story 0", "Story 0 (updated)");
+    exchange(&mut w, "http://b.test/near", &http("text/html", near.as_bytes(), ""));
+    exchange(&mut w, "http://b.test/same", &http("text/html", page(1, 6).as_bytes(), ""));
+    exchange(
+        &mut w,
+        "http://b.test/near2",
+        &http("text/html", near.replace("(updated)", "(corrected)").as_bytes(), ""),
+    );
+    for i in 50..53 {
+        exchange(&mut w, &format!("http://b.test/{i}"), &http("text/html", page(i, 6).as_bytes(), ""));
+    }
+    w.finish().unwrap();
+    let root = dir.path().join("root");
+    for k in 0..2 {
+        let shard = format!("{k}/2");
+        let o = pipeline(&[
+            "--warc",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            root.to_str().unwrap(),
+            "--shard",
+            &shard,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let dd = dir.path().join("dedup");
+    let o = pipeline(&[
+        "dedup",
+        root.to_str().unwrap(),
+        "--out",
+        dd.to_str().unwrap(),
+        "--memory-mb",
+        "1",
+        "--write-parts",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // All pairs: records in shard order sharing a band key or the exact hash, joined.
+    let recs: Vec<Value> = (0..2).flat_map(|k| records(&root.join(format!("shard-{k:05}")))).collect();
+    let keys: Vec<HashSet<String>> = recs
+        .iter()
+        .map(|r| {
+            let fp = &r["metadata"]["fingerprints"];
+            let mut k: HashSet<String> =
+                fp["bands"].as_array().unwrap().iter().map(|b| b.as_str().unwrap().to_string()).collect();
+            k.insert(format!("exact:{}", fp["exact"].as_str().unwrap()));
+            k
+        })
+        .collect();
+    let mut root_of: Vec<usize> = (0..recs.len()).collect();
+    fn find(r: &mut [usize], mut x: usize) -> usize {
+        while r[x] != x {
+            x = r[x];
+        }
+        x
+    }
+    for i in 0..recs.len() {
+        for j in i + 1..recs.len() {
+            if !keys[i].is_disjoint(&keys[j]) {
+                let (ri, rj) = (find(&mut root_of, i), find(&mut root_of, j));
+                let (lo, hi) = (ri.min(rj), ri.max(rj));
+                root_of[hi] = lo;
+            }
+        }
+    }
+    let mut want = Vec::new();
+    for i in 0..recs.len() {
+        let r = find(&mut root_of, i);
+        if r != i {
+            want.push((recs[i]["id"].as_str().unwrap().to_string(), recs[r]["id"].as_str().unwrap().to_string()));
+        }
+    }
+    assert!(want.len() >= 2, "the input should hold near duplicates across shards: {want:?}");
+    let got: Vec<(String, String)> = std::fs::read_to_string(dd.join("removed.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (v["id"].as_str().unwrap().to_string(), v["duplicate_of"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(got, want);
+    let kept = records(&dd);
+    assert_eq!(kept.len(), recs.len() - want.len());
+    let removed: HashSet<&str> = want.iter().map(|(id, _)| id.as_str()).collect();
+    assert!(kept.iter().all(|r| !removed.contains(r["id"].as_str().unwrap())));
+}

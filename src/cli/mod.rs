@@ -3,6 +3,7 @@
 //! function; no extraction logic lives here.
 
 mod bootstrap;
+mod dedup;
 mod eval;
 mod extract;
 mod pack;
@@ -47,6 +48,8 @@ enum Command {
     Bootstrap(bootstrap::BootstrapArgs),
     /// Choose extraction settings by leave-one-dataset-out over labelled manifests.
     Tune(tune::TuneArgs),
+    /// Find near duplicates across the parts of many runs or shards (bounded memory).
+    Dedup(dedup::DedupArgs),
     /// Pack HTML files into a .warc.gz (one response record per page).
     PackWarc(pack::PackArgs),
     /// Show what the run in an output folder has done (feeds: schedule and health of every
@@ -131,6 +134,7 @@ pub fn main() -> ExitCode {
         Some(Command::Bootstrap(a)) => bootstrap::exec(a),
         Some(Command::Status(a)) => status::exec(a),
         Some(Command::Tune(a)) => tune::exec(a),
+        Some(Command::Dedup(a)) => dedup::exec(a),
         None if cli.run.wants_run() => run::exec(cli.run),
         None => {
             let _ = Cli::command().print_help();

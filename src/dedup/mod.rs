@@ -12,6 +12,8 @@
 //! [`NearDuplicateIndex`] keeps the band keys of every first-seen record and answers, for
 //! each new record, the id of the first record it shares a band with.
 
+pub mod global;
+
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 

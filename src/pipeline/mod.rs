@@ -9,6 +9,7 @@
 //! committed part is done, whatever follows is redone.
 
 pub mod config;
+pub mod dedup_run;
 pub mod feeds_run;
 pub mod shard;
 pub mod status;
