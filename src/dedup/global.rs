@@ -72,7 +72,9 @@ impl PairSpill {
         let cap = (budget_bytes / 16).max(1024);
         Ok(PairSpill {
             dir: dir.to_path_buf(),
-            buf: Vec::with_capacity(cap.min(1 << 20)),
+            // Reserved once (untouched pages cost no memory): growing by doubling past `cap`
+            // would allocate twice the budget.
+            buf: Vec::with_capacity(cap),
             cap,
             runs: Vec::new(),
             records: 0,
