@@ -253,66 +253,14 @@ pub fn boilerplate_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
     }
 }
 
-/// Drops link lists inside the span: a block (text between block-level boundaries) with at
-/// least `min_links` links whose words are mostly (> `max_ratio`) link text.
-pub fn link_block_mask(tokens: &[Token], keep: &mut [bool], min_links: usize, max_ratio: f64) {
-    let mut start = 0;
-    let mut words = 0usize;
-    let mut link_words = 0usize;
-    let mut links = 0usize;
-    let mut in_a = 0usize;
-    let mut flush = |start: usize, end: usize, words: usize, link_words: usize, links: usize| {
-        if links >= min_links && words > 0 && link_words as f64 > max_ratio * words as f64 {
-            keep[start..end].iter_mut().for_each(|k| *k = false);
-        }
-    };
-    for (i, t) in tokens.iter().enumerate() {
-        match t.kind {
-            TokenKind::StartTag | TokenKind::EndTag if tags::is_block(t.tag) => {
-                flush(start, i, words, link_words, links);
-                start = i;
-                words = 0;
-                link_words = 0;
-                links = 0;
-            }
-            TokenKind::StartTag if t.tag == tags::A => {
-                in_a += 1;
-                links += 1;
-            }
-            TokenKind::EndTag if t.tag == tags::A => in_a = in_a.saturating_sub(1),
-            TokenKind::Word => {
-                words += 1;
-                if in_a > 0 {
-                    link_words += 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    flush(start, tokens.len(), words, link_words, links);
-}
-
-/// Drops runs of link blocks inside the span: at least `min_run` blocks in a row (empty blocks
-/// between them ignored), each holding a link whose words are most (> `max_ratio`) of the
-/// block's. Teaser lists of table layouts and "more news" rails put every headline in a
-/// block of its own, one link each, which [`link_block_mask`] (two links per block) never
-/// sees; three such blocks in a row are a list, not prose (issue 13's held-out pages).
-pub fn link_run_mask(tokens: &[Token], keep: &mut [bool], min_run: usize, max_ratio: f64) {
-    if min_run == 0 {
-        return;
-    }
-    // (start, end, link-ish) of every non-empty block, in order.
-    let mut blocks: Vec<(usize, usize, bool)> = Vec::new();
+/// Calls `f(start, end, words, link_words, links)` for every block of `tokens` (the tokens
+/// between two block-level tags), in order: the link counts both link filters judge by.
+fn for_each_block(tokens: &[Token], mut f: impl FnMut(usize, usize, usize, usize, usize)) {
     let (mut start, mut words, mut link_words, mut links, mut in_a) = (0usize, 0usize, 0usize, 0usize, 0usize);
-    let mut flush = |start: usize, end: usize, words: usize, link_words: usize, links: usize| {
-        if words > 0 {
-            blocks.push((start, end, links >= 1 && link_words as f64 > max_ratio * words as f64));
-        }
-    };
     for (i, t) in tokens.iter().enumerate() {
         match t.kind {
             TokenKind::StartTag | TokenKind::EndTag if tags::is_block(t.tag) => {
-                flush(start, i, words, link_words, links);
+                f(start, i, words, link_words, links);
                 (start, words, link_words, links) = (i, 0, 0, 0);
             }
             TokenKind::StartTag if t.tag == tags::A => {
@@ -329,7 +277,35 @@ pub fn link_run_mask(tokens: &[Token], keep: &mut [bool], min_run: usize, max_ra
             _ => {}
         }
     }
-    flush(start, tokens.len(), words, link_words, links);
+    f(start, tokens.len(), words, link_words, links);
+}
+
+/// Drops link lists inside the span: a block (text between block-level boundaries) with at
+/// least `min_links` links whose words are mostly (> `max_ratio`) link text.
+pub fn link_block_mask(tokens: &[Token], keep: &mut [bool], min_links: usize, max_ratio: f64) {
+    for_each_block(tokens, |start, end, words, link_words, links| {
+        if links >= min_links && words > 0 && link_words as f64 > max_ratio * words as f64 {
+            keep[start..end].iter_mut().for_each(|k| *k = false);
+        }
+    });
+}
+
+/// Drops runs of link blocks inside the span: at least `min_run` blocks in a row (empty blocks
+/// between them ignored), each holding a link whose words are most (> `max_ratio`) of the
+/// block's. Teaser lists of table layouts and "more news" rails put every headline in a
+/// block of its own, one link each, which [`link_block_mask`] (two links per block) never
+/// sees; such blocks in a row are a list, not prose (issue 13's held-out pages).
+pub fn link_run_mask(tokens: &[Token], keep: &mut [bool], min_run: usize, max_ratio: f64) {
+    if min_run == 0 {
+        return;
+    }
+    // (start, end, link-ish) of every non-empty block, in order.
+    let mut blocks: Vec<(usize, usize, bool)> = Vec::new();
+    for_each_block(tokens, |start, end, words, link_words, links| {
+        if words > 0 {
+            blocks.push((start, end, links >= 1 && link_words as f64 > max_ratio * words as f64));
+        }
+    });
     let mut i = 0;
     while i < blocks.len() {
         let mut j = i;

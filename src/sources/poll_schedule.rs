@@ -178,6 +178,15 @@ mod tests {
         assert_eq!(next_poll(&policy(), &mut h, PollResult::Failed), Some(Duration::from_secs(86_400)));
     }
 
+    proptest::proptest! {
+        /// Headers from any server: an answer or none, never a panic.
+        #[test]
+        fn arbitrary_cache_headers_never_panic(cc in ".{0,80}", exp in ".{0,80}") {
+            let _ = max_age(Some(&cc), Some(&exp));
+            let _ = max_age(None, Some(&exp));
+        }
+    }
+
     #[test]
     fn cache_control_and_expires() {
         assert_eq!(max_age(Some("public, max-age=600"), None), Some(Duration::from_secs(600)));

@@ -586,6 +586,11 @@ mod tests {
         .collect()
     }
 
+    /// Offsets of the response records read without error.
+    fn response_offsets(out: &[Result<WarcRecord, WarcError>]) -> Vec<u64> {
+        out.iter().filter_map(|r| r.as_ref().ok()).filter(|r| r.warc_type() == "response").map(|r| r.offset).collect()
+    }
+
     fn gunzip_all(bytes: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out).unwrap();
@@ -651,13 +656,7 @@ mod tests {
             *b ^= 0x5a;
         }
         let out = read_all(gz);
-        let ok: Vec<u64> = out
-            .iter()
-            .filter_map(|r| r.as_ref().ok())
-            .filter(|r| r.warc_type() == "response")
-            .map(|r| r.offset)
-            .collect();
-        assert_eq!(ok, [offsets[0], offsets[1], offsets[3], offsets[4], offsets[5]]);
+        assert_eq!(response_offsets(&out), [offsets[0], offsets[1], offsets[3], offsets[4], offsets[5]]);
         let errs: Vec<String> = out.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect();
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(errs[0].contains(&format!("record at byte {}", offsets[2])), "{}", errs[0]);
@@ -739,14 +738,8 @@ mod tests {
             };
             gz[next - 8] ^= 0xff;
             let out = read_all(gz);
-            let ok: Vec<u64> = out
-                .iter()
-                .filter_map(|r| r.as_ref().ok())
-                .filter(|r| r.warc_type() == "response")
-                .map(|r| r.offset)
-                .collect();
             let expect: Vec<u64> = offsets.iter().copied().filter(|&o| o != offsets[victim]).collect();
-            assert_eq!(ok, expect, "victim {victim}");
+            assert_eq!(response_offsets(&out), expect, "victim {victim}");
             let errs: Vec<&WarcError> = out.iter().filter_map(|r| r.as_ref().err()).collect();
             assert_eq!(errs.len(), 1, "victim {victim}: {errs:?}");
             assert!(
