@@ -108,6 +108,12 @@ fn many_feeds_over_many_hosts_fetch_every_article_exactly_once() {
     for (i, b) in hosts.busy.iter().enumerate() {
         assert_eq!(b.lock().unwrap().1, 1, "host {i} had concurrent requests");
     }
+    // The gap test with 20 hosts at once: no two requests to one host closer than its delay.
+    for host in 0..20 {
+        let times: Vec<Instant> = log.iter().filter(|(h, _, _)| *h == host).map(|(_, _, t)| *t).collect();
+        let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|g| *g >= Duration::from_millis(19)), "host {host}: {gaps:?}");
+    }
     // Per-host counts in stats.json and in `pipeline status`.
     let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
     let h0 = &stats["hosts"][&hosts.bases[0]];
