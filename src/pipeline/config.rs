@@ -488,6 +488,7 @@ mod tests {
                 tag_bias: Some(0.0),
                 ..ExtractorConfig::default()
             },
+            run: RunConfig { shard: Some("0/1".into()), ..RunConfig::default() },
             ..PipelineConfig::default()
         };
         let value = toml::Value::try_from(&full).unwrap();
