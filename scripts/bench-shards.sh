@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Sharding on one machine: 2 shard processes x 1 thread (`--shard 0/2`, `--shard 1/2`, run at
+# once) against 1 process x 2 threads, over the same local .warc.gz files (the aeb + wcxb dev
+# pages when unpacked in target/datasets, else the bundled pages, packed into 4 files of
+# about 50 MB of HTML each). Reports MB/s of HTML over wall-clock time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+bin=target/release/pipeline
+work=${BENCH_DIR:-target/bench-shards}
+mkdir -p "$work"
+if [ -d target/datasets/aeb/html ] && [ -d target/datasets/wcxb/html ]; then
+  mapfile -t pages < <(python3 - <<'PY'
+import json
+for ds in ("aeb", "wcxb"):
+    for line in open(f"target/datasets/{ds}/manifest.jsonl"):
+        e = json.loads(line)
+        if e["split"] == "dev":
+            print(f"target/datasets/{ds}/{e['html']}")
+PY
+)
+else
+  pages=(examples/pages/*.html)
+fi
+bytes=$(cat "${pages[@]}" | wc -c)
+repeat=$(( (50 * 1000000 + bytes - 1) / bytes ))
+for i in 0 1 2 3; do
+  [ -f "$work/in-$i.warc.gz" ] || "$bin" pack-warc "${pages[@]}" --repeat "$repeat" --base-url "http://h$i.test/" \
+    --out "$work/in-$i.warc.gz" --date 2026-01-01T00:00:00Z 2>/dev/null
+done
+html_mb() { python3 -c "import json,sys; print(sum(json.load(open(p))['html_bytes'] for p in sys.argv[1:])/1e6)" "$@"; }
+
+rm -rf "$work/one"
+t0=$(date +%s.%N)
+"$bin" --warc "$work"/in-*.warc.gz --out "$work/one" --threads 2 --no-progress 2>/dev/null || true
+t1=$(date +%s.%N)
+mb=$(html_mb "$work/one/stats.json")
+python3 -c "print(f'1 process x 2 threads: {$mb:.0f} MB of HTML in {$t1-$t0:.1f} s = {$mb/($t1-$t0):.1f} MB/s')"
+
+rm -rf "$work/sharded"
+t0=$(date +%s.%N)
+for k in 0 1; do
+  "$bin" --warc "$work"/in-*.warc.gz --out "$work/sharded" --threads 1 --shard "$k/2" --no-progress 2>/dev/null &
+done
+wait
+t1=$(date +%s.%N)
+mb=$(html_mb "$work"/sharded/shard-*/stats.json)
+python3 -c "print(f'2 shard processes x 1 thread: {$mb:.0f} MB of HTML in {$t1-$t0:.1f} s = {$mb/($t1-$t0):.1f} MB/s')"
