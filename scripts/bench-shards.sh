@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sharding on one machine: 2 shard processes x 1 thread (`--shard 0/2`, `--shard 1/2`, run at
-# once) against 1 process x 2 threads, over the same local .warc.gz files (the aeb + wcxb dev
-# pages when unpacked in target/datasets, else the bundled pages, packed into 4 files of
-# about 50 MB of HTML each). Reports MB/s of HTML over wall-clock time.
+# once) against 1 process x 2 threads, over the same 4 local .warc.gz files (each the aeb +
+# wcxb dev pages when unpacked in target/datasets, 170 MB of HTML, repeated to at least 50 MB;
+# else the bundled pages). Reports MB/s of HTML over wall-clock time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
