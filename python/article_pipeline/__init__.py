@@ -110,8 +110,9 @@ def fingerprints(text: str) -> Dict[str, Any]:
 
 
 def read_warc(source: PathOrBytes, *, on_error: str = "warn") -> Iterator[Page]:
-    """Iterate over the HTML responses (2xx) of a WARC file (``.warc`` or ``.warc.gz``,
-    a path or the file's bytes), in file order, as :class:`Page` objects (``url``,
+    """Iterate over the HTML responses (2xx) of a WARC file (``.warc`` or ``.warc.gz``: a
+    path, an ``http(s)://`` URL streamed and resumed after a dropped connection, or the
+    file's bytes), in file order, as :class:`Page` objects (``url``,
     ``offset``, ``body``, ``charset``, ...). Damaged records: a ``RuntimeWarning`` naming
     the file and byte offset (``on_error="warn"``), a :class:`WarcError` (``"raise"``), or
     nothing (``"ignore"``); reading goes on after them. Raises :class:`WarcError` at once if

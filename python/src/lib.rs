@@ -245,7 +245,15 @@ fn open_events(source: &Bound<'_, PyAny>) -> PyResult<(String, Events)> {
     } else {
         let path: PathBuf = source.extract()?;
         let name = path.display().to_string();
-        (name, WarcReader::open(&path, limits, keep).map_err(|e| WarcError::new_err(e.to_string()))?)
+        if sources::remote::is_remote(&name) {
+            // A URL: streamed, resumed with range requests after a dropped connection.
+            let http = sources::remote::HttpReader::open(&name).map_err(|e| WarcError::new_err(e.to_string()))?;
+            let r = WarcReader::from_reader(&path, Box::new(http), limits, keep)
+                .map_err(|e| WarcError::new_err(format!("{name}: {e}")))?;
+            (name, r)
+        } else {
+            (name, WarcReader::open(&path, limits, keep).map_err(|e| WarcError::new_err(e.to_string()))?)
+        }
     };
     let file = name.clone();
     let events = reader.map(move |item| match item {

@@ -147,3 +147,4 @@ def test_the_datatrove_example_runs_on_generated_warcs(tmp_path, pipeline_bin, p
         # datatrove's WarcReader decodes the page itself; the text must be the article's.
         assert d["text"] == want[name] or (name.startswith("marche") and "Le conseil a vot" in d["text"]), name
         assert d["metadata"]["extraction"]["scorer"] == "nb"
+

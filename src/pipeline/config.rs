@@ -334,7 +334,7 @@ impl PipelineConfig {
             }
         };
         if let Some(w) = &mut self.warc {
-            w.paths.iter_mut().for_each(fix);
+            w.paths.iter_mut().filter(|p| !crate::sources::remote::is_remote(&p.to_string_lossy())).for_each(fix);
         }
         if let Some(f) = &mut self.feeds {
             fix(&mut f.list);
@@ -361,7 +361,7 @@ impl PipelineConfig {
                     p.push("warc.paths is empty".into());
                 }
                 for f in &w.paths {
-                    if !f.exists() {
+                    if !f.exists() && !crate::sources::remote::is_remote(&f.to_string_lossy()) {
                         p.push(format!("warc input `{}` does not exist", f.display()));
                     }
                 }

@@ -7,6 +7,7 @@ pub mod fetch;
 pub mod frontier;
 pub mod http;
 pub mod poll_schedule;
+pub mod remote;
 pub mod warc;
 pub mod warc_writer;
 
@@ -53,8 +54,16 @@ pub const MAX_BODY_BYTES: usize = 10 << 20;
 /// Reads a WARC file as source events (offsets are in the pages' `source` and the errors).
 pub fn warc_events(path: &Path) -> Result<impl Iterator<Item = SourceEvent> + use<>, WarcError> {
     let limits = WarcLimits { max_block_bytes: MAX_BODY_BYTES + (256 << 10), ..WarcLimits::default() };
-    let reader = WarcReader::open(path, limits, |r: &WarcRecord| r.warc_type() == "response")?;
+    let keep = |r: &WarcRecord| r.warc_type() == "response";
     let file = path.display().to_string();
+    let reader = if remote::is_remote(&file) {
+        // A URL: streamed over HTTP(S), resumed with range requests after a dropped connection.
+        let open = |source| WarcError::Open { path: path.to_path_buf(), source };
+        let http = remote::HttpReader::open(&file).map_err(open)?;
+        WarcReader::from_reader(path, Box::new(http), limits, keep).map_err(open)?
+    } else {
+        WarcReader::open(path, limits, keep)?
+    };
     Ok(reader.map(move |item| match item {
         Ok(rec) => response_event(&file, rec),
         Err(e) => SourceEvent::Failed { reason: e.reason(), message: e.to_string() },
