@@ -9,19 +9,7 @@ cargo build --release --quiet
 bin=target/release/pipeline
 work=${BENCH_DIR:-target/bench-pipeline}
 mkdir -p "$work"
-if [ -d target/datasets/aeb/html ] && [ -d target/datasets/wcxb/html ]; then
-  mapfile -t pages < <(python3 - <<'PY'
-import json
-for ds in ("aeb", "wcxb"):
-    for line in open(f"target/datasets/{ds}/manifest.jsonl"):
-        e = json.loads(line)
-        if e["split"] == "dev":
-            print(f"target/datasets/{ds}/{e['html']}")
-PY
-)
-else
-  pages=(examples/pages/*.html)
-fi
+source scripts/bench-pages.sh
 bytes=$(cat "${pages[@]}" | wc -c)
 for target_mb in 100 500; do
   repeat=$(( (target_mb * 1000000 + bytes - 1) / bytes ))

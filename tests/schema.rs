@@ -8,16 +8,7 @@ use std::path::Path;
 
 use article_pipeline::scoring;
 use article_pipeline::sink::{list_parts, read_part};
-use common::{pipeline, story_manifest};
-
-const STORIES: [&str; 6] = [
-    "The council voted to expand the park on Tuesday, and the work will start in May.",
-    "A new bridge over the river opened this week after three years of building work.",
-    "The school board said that it will hire ten new teachers for the coming year.",
-    "Heavy rain flooded the old market on Sunday, but nobody was hurt, the police said.",
-    "The city will plant two thousand trees along the main roads before the summer.",
-    "Local farmers expect a good harvest this year after a warm and wet spring season.",
-];
+use common::{STORIES, pipeline, story_manifest};
 
 fn page(story: &str) -> String {
     format!(

@@ -26,15 +26,7 @@ fn svm_without_a_model_is_a_clear_error() {
 #[test]
 fn trained_svm_model_extracts_and_evaluates_the_story() {
     let dir = tempfile::tempdir().unwrap();
-    let stories = [
-        "The council voted to expand the park on Tuesday, and the work will start in May.",
-        "A new bridge over the river opened this week after three years of building work.",
-        "The school board said that it will hire ten new teachers for the coming year.",
-        "Heavy rain flooded the old market on Sunday, but nobody was hurt, the police said.",
-        "The city will plant two thousand trees along the main roads before the summer.",
-        "Local farmers expect a good harvest this year after a warm and wet spring season.",
-    ];
-    let m = story_manifest(dir.path(), &stories, page, |i| if i < 4 { "train" } else { "dev" });
+    let m = story_manifest(dir.path(), &common::STORIES, page, |i| if i < 4 { "train" } else { "dev" });
     let model = dir.path().join("x.svm").to_string_lossy().into_owned();
     let out = pipeline(&[
         "train",

@@ -22,8 +22,7 @@ use article_pipeline::extract::{self, ExtractOptions};
 use article_pipeline::pipeline::{PageOutcome, page_record};
 use article_pipeline::scoring::{self, Scorer};
 use article_pipeline::sink::record::Source;
-use article_pipeline::sources::warc::{WarcLimits, WarcReader, WarcRecord};
-use article_pipeline::sources::{self, MAX_BODY_BYTES, SourceEvent};
+use article_pipeline::sources::{self, SourceEvent};
 
 create_exception!(_native, ArticlePipelineError, PyException, "Base class of every error raised by article_pipeline.");
 create_exception!(_native, ModelError, ArticlePipelineError, "A scorer or model that cannot be used.");
@@ -232,35 +231,20 @@ impl Page {
 
 type Events = Box<dyn Iterator<Item = SourceEvent> + Send>;
 
-/// Opens a WARC (path, or the file's bytes) as the pipeline's source events.
-fn open_events(source: &Bound<'_, PyAny>) -> PyResult<(String, Events)> {
-    let limits = WarcLimits { max_block_bytes: MAX_BODY_BYTES + (256 << 10), ..WarcLimits::default() };
-    let keep = |r: &WarcRecord| r.warc_type() == "response";
-    let (name, reader) = if let Ok(b) = source.cast::<PyBytes>() {
+/// Opens a WARC (a path, an `http(s)://` URL, or the file's bytes) as the pipeline's source
+/// events: the crate's own `warc_events` / `warc_events_from`. The opening (for a URL, the
+/// first request) runs with the interpreter detached, so a server in the same process can
+/// answer.
+fn open_events(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Events> {
+    if let Ok(b) = source.cast::<PyBytes>() {
         let reader: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(b.as_bytes().to_vec()));
-        let name = "<bytes>".to_string();
-        let r = WarcReader::from_reader(Path::new(&name), reader, limits, keep)
-            .map_err(|e| WarcError::new_err(format!("{name}: {e}")))?;
-        (name, r)
-    } else {
-        let path: PathBuf = source.extract()?;
-        let name = path.display().to_string();
-        if sources::remote::is_remote(&name) {
-            // A URL: streamed, resumed with range requests after a dropped connection.
-            let http = sources::remote::HttpReader::open(&name).map_err(|e| WarcError::new_err(e.to_string()))?;
-            let r = WarcReader::from_reader(&path, Box::new(http), limits, keep)
-                .map_err(|e| WarcError::new_err(format!("{name}: {e}")))?;
-            (name, r)
-        } else {
-            (name, WarcReader::open(&path, limits, keep).map_err(|e| WarcError::new_err(e.to_string()))?)
-        }
-    };
-    let file = name.clone();
-    let events = reader.map(move |item| match item {
-        Ok(rec) => sources::response_event(&file, rec),
-        Err(e) => SourceEvent::Failed { reason: e.reason(), message: e.to_string() },
-    });
-    Ok((name, Box::new(events)))
+        let events = sources::warc_events_from(Path::new("<bytes>"), reader)
+            .map_err(|e| WarcError::new_err(format!("<bytes>: {e}")))?;
+        return Ok(Box::new(events));
+    }
+    let path: PathBuf = source.extract()?;
+    let events = py.detach(|| sources::warc_events(&path)).map_err(|e| WarcError::new_err(e.to_string()))?;
+    Ok(Box::new(events))
 }
 
 /// The HTML pages of a WARC file, in file order. Damaged records are reported through
@@ -309,7 +293,7 @@ impl WarcPages {
     #[pyo3(signature = (source, *, on_error="warn"))]
     fn new(source: &Bound<'_, PyAny>, on_error: &str) -> PyResult<Self> {
         let on_error = self::on_error(on_error)?;
-        let (_, events) = open_events(source)?;
+        let events = open_events(source.py(), source)?;
         Ok(WarcPages { events: Mutex::new(events), on_error })
     }
 
@@ -369,7 +353,7 @@ impl WarcRecords {
         on_error: &str,
     ) -> PyResult<Self> {
         let on_error = self::on_error(on_error)?;
-        let (_, events) = open_events(source)?;
+        let events = open_events(source.py(), source)?;
         Ok(WarcRecords {
             events: Mutex::new(events),
             extractor,

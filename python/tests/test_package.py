@@ -148,3 +148,22 @@ def test_the_datatrove_example_runs_on_generated_warcs(tmp_path, pipeline_bin, p
         assert d["text"] == want[name] or (name.startswith("marche") and "Le conseil a vot" in d["text"]), name
         assert d["metadata"]["extraction"]["scorer"] == "nb"
 
+
+
+def test_a_warc_over_http_reads_like_the_local_file(example_warc):
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(example_warc.parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{example_warc.name}"
+        remote = [(p.url, p.offset, p.body) for p in ap.read_warc(url)]
+        local = [(p.url, p.offset, p.body) for p in ap.read_warc(example_warc)]
+        assert remote == local and len(local) == 3
+        with pytest.raises(ap.WarcError, match="404"):
+            ap.read_warc(url + ".missing")
+    finally:
+        server.shutdown()

@@ -267,6 +267,15 @@ struct FeedSlot {
     health: FeedHealth,
 }
 
+/// A feed's conditional-GET validators (ETag, Last-Modified) from the state database.
+fn validators(conn: &Connection, feed: &Url) -> Result<Option<(String, String)>, rusqlite::Error> {
+    conn.prepare_cached("SELECT etag, last_modified FROM feeds WHERE url = ?1")?
+        .query_row(params![feed.as_str()], |r| {
+            Ok((r.get::<_, Option<String>>(0)?.unwrap_or_default(), r.get::<_, Option<String>>(1)?.unwrap_or_default()))
+        })
+        .optional()
+}
+
 fn unix_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
@@ -332,7 +341,6 @@ impl Crawl {
         // Articles queued or in flight, and transient failures resting before their next try.
         let mut queued = std::collections::HashSet::new();
         let mut resting: std::collections::HashMap<String, Instant> = std::collections::HashMap::new();
-        let mut retried = std::collections::HashSet::new();
         this.forget(&conn)?;
         let mut refresh = true;
         let mut tasks: tokio::task::JoinSet<(String, Done)> = tokio::task::JoinSet::new();
@@ -380,9 +388,6 @@ impl Crawl {
                         if resting.contains_key(&url) || queued.contains(&url) {
                             continue;
                         }
-                        if this.config.once && retried.contains(&url) {
-                            continue; // a transient failure waits for the next run
-                        }
                         let Ok(parsed) = Url::parse(&url) else { continue };
                         queued.insert(url.clone());
                         frontier.push(&crate::sources::frontier::host_key(&parsed), Work::Article(url, feed), now);
@@ -391,11 +396,15 @@ impl Crawl {
                 // Start whatever may start: ready hosts, free connections.
                 while let Some((host, work)) = frontier.pop(now) {
                     let this = this.clone();
+                    // Read on the loop's connection: a task has none of its own.
+                    let validators = match &work {
+                        Work::Poll(n) => validators(&conn, &this.feeds[*n]).map_err(&e)?,
+                        Work::Article(..) => None,
+                    };
                     tasks.spawn(async move {
                         let done = match work {
                             Work::Poll(n) => {
                                 let feed = this.feeds[n].clone();
-                                let validators = this.validators(&feed);
                                 let v = validators.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
                                 let r = this.fetcher.fetch(&feed, Trust::User, v).await;
                                 if let Ok(f) = &r {
@@ -468,11 +477,10 @@ impl Crawl {
                             let origin = if transient {
                                 // Pending still: tried again after a rest (in --once mode, by
                                 // the next run), counted as an attempt when the part commits.
-                                queued.remove(&url);
-                                if this.config.once {
-                                    retried.insert(url.clone());
-                                }
+                                // In --once mode it stays in `queued`, so this run does not
+                                // take it again.
                                 if !this.config.once {
+                                    queued.remove(&url);
                                     let rest = Duration::from_secs(this.config.min_interval_secs.max(60));
                                     resting.insert(url.clone(), Instant::now() + rest);
                                 }
@@ -516,16 +524,6 @@ impl Crawl {
     /// When the host of `url` may be asked again.
     fn ready_at(&self, url: &Url) -> Instant {
         self.fetcher.ready_at(url).unwrap_or_else(|| Instant::now() + self.fetcher.delay(url))
-    }
-
-    fn validators(&self, feed: &Url) -> Option<(String, String)> {
-        let conn = open_state(&self.db_path).ok()?;
-        conn.query_row("SELECT etag, last_modified FROM feeds WHERE url = ?1", params![feed.as_str()], |r| {
-            Ok((r.get::<_, Option<String>>(0)?.unwrap_or_default(), r.get::<_, Option<String>>(1)?.unwrap_or_default()))
-        })
-        .optional()
-        .ok()
-        .flatten()
     }
 
     /// Stores a poll's outcome and the feed's next poll; returns the number of new articles

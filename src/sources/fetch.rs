@@ -321,7 +321,7 @@ impl Fetcher {
             return Err(FetchError::Blocked { url: shown, why });
         }
         let client = if trust == Trust::Feed { &self.guarded } else { &self.trusted };
-        let key = url.origin().ascii_serialization();
+        let key = super::frontier::host_key(url);
         let state = self.host_state(&key);
         // The host's lock is held to read robots.txt and to take a turn, not for the
         // exchange: how many requests run at once per host is the frontier's to decide
@@ -380,7 +380,7 @@ impl Fetcher {
     /// When the host of `url` may be asked next (its politeness time), if known; None for a
     /// host not asked yet or whose turn is being taken right now.
     pub fn ready_at(&self, url: &Url) -> Option<Instant> {
-        let key = url.origin().ascii_serialization();
+        let key = super::frontier::host_key(url);
         let state = self.hosts.lock().expect("host map lock").get(&key).cloned()?;
         let host = state.try_lock().ok()?;
         Some(host.next_allowed)
@@ -389,7 +389,7 @@ impl Fetcher {
     /// The delay between two requests to the host of `url` (robots.txt's Crawl-delay when
     /// larger than `--delay-ms`).
     pub fn delay(&self, url: &Url) -> Duration {
-        let key = url.origin().ascii_serialization();
+        let key = super::frontier::host_key(url);
         let state = self.hosts.lock().expect("host map lock").get(&key).cloned();
         state.and_then(|s| s.try_lock().ok().map(|h| h.delay)).unwrap_or(self.options.delay)
     }

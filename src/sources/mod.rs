@@ -51,23 +51,45 @@ pub enum SourceEvent {
 /// Largest body extracted from a WARC record (larger pages are counted as too large).
 pub const MAX_BODY_BYTES: usize = 10 << 20;
 
-/// Reads a WARC file as source events (offsets are in the pages' `source` and the errors).
-pub fn warc_events(path: &Path) -> Result<impl Iterator<Item = SourceEvent> + use<>, WarcError> {
-    let limits = WarcLimits { max_block_bytes: MAX_BODY_BYTES + (256 << 10), ..WarcLimits::default() };
-    let keep = |r: &WarcRecord| r.warc_type() == "response";
+/// Reads a WARC file (a path, or an `http(s)://` URL) as source events (offsets are in the
+/// pages' `source` and the errors).
+pub fn warc_events(path: &Path) -> Result<impl Iterator<Item = SourceEvent> + Send + use<>, WarcError> {
     let file = path.display().to_string();
     let reader = if remote::is_remote(&file) {
         // A URL: streamed over HTTP(S), resumed with range requests after a dropped connection.
         let open = |source| WarcError::Open { path: path.to_path_buf(), source };
         let http = remote::HttpReader::open(&file).map_err(open)?;
-        WarcReader::from_reader(path, Box::new(http), limits, keep).map_err(open)?
+        WarcReader::from_reader(path, Box::new(http), warc_limits(), keep_responses).map_err(open)?
     } else {
-        WarcReader::open(path, limits, keep)?
+        WarcReader::open(path, warc_limits(), keep_responses)?
     };
-    Ok(reader.map(move |item| match item {
+    Ok(events(file, reader))
+}
+
+/// [`warc_events`] over any byte source (`name` appears in errors and records).
+pub fn warc_events_from(
+    name: &Path,
+    reader: Box<dyn std::io::Read + Send>,
+) -> std::io::Result<impl Iterator<Item = SourceEvent> + Send + use<>> {
+    let r = WarcReader::from_reader(name, reader, warc_limits(), keep_responses)?;
+    Ok(events(name.display().to_string(), r))
+}
+
+/// Caps of a WARC record that may hold a page up to [`MAX_BODY_BYTES`].
+fn warc_limits() -> WarcLimits {
+    WarcLimits { max_block_bytes: MAX_BODY_BYTES + (256 << 10), ..WarcLimits::default() }
+}
+
+/// Only response blocks are read into memory.
+fn keep_responses(r: &WarcRecord) -> bool {
+    r.warc_type() == "response"
+}
+
+fn events(file: String, reader: WarcReader) -> impl Iterator<Item = SourceEvent> + Send {
+    reader.map(move |item| match item {
         Ok(rec) => response_event(&file, rec),
         Err(e) => SourceEvent::Failed { reason: e.reason(), message: e.to_string() },
-    }))
+    })
 }
 
 /// Turns one WARC record into an event.

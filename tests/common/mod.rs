@@ -31,6 +31,17 @@ pub fn assert_model_errors(dir: &Path, page: &str, scorer: &str, bad_name: &str)
     assert!(String::from_utf8_lossy(&out.stderr).contains(bad_name));
 }
 
+/// Six short news stories for the story pages of the learned scorers' tests.
+#[allow(dead_code)]
+pub const STORIES: [&str; 6] = [
+    "The council voted to expand the park on Tuesday, and the work will start in May.",
+    "A new bridge over the river opened this week after three years of building work.",
+    "The school board said that it will hire ten new teachers for the coming year.",
+    "Heavy rain flooded the old market on Sunday, but nobody was hurt, the police said.",
+    "The city will plant two thousand trees along the main roads before the summer.",
+    "Local farmers expect a good harvest this year after a warm and wet spring season.",
+];
+
 /// Writes one page per story (`html/<i>.html`, built by `page`) and a manifest whose gold is
 /// "News" and the story twice, split `split(i)`; returns the manifest's path.
 // Each test binary compiles this module on its own; `knn.rs` builds its own pages.
