@@ -21,6 +21,9 @@
 //! - [`dataset`] and [`eval`]: manifests of (page, gold text) and the metrics of
 //!   `../shared/peers/score.py`, reimplemented to agree with it.
 //!
+//! - [`storage`]: S3-compatible object storage for `--warc s3://…` and `--out s3://…`
+//!   (streamed reads resumed with ranged GETs, multipart uploads).
+//!
 //! The `pipeline` binary (`src/main.rs`, `src/cli/`) only parses arguments and prints.
 
 pub mod blocks;
@@ -35,4 +38,5 @@ pub mod pipeline;
 pub mod scoring;
 pub mod sink;
 pub mod sources;
+pub mod storage;
 pub mod training;

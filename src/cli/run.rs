@@ -10,10 +10,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use article_pipeline::dedup::Fingerprinter;
 use article_pipeline::extract::{ExtractOptions, Extractor};
-use article_pipeline::pipeline::config::{FeedsConfig, WarcConfig};
+use article_pipeline::pipeline::config::FeedsConfig;
+use article_pipeline::pipeline::s3_output::{self, S3Output};
 use article_pipeline::pipeline::shard::{Shard, ShardManifest};
-use article_pipeline::pipeline::{EngineOptions, PipelineConfig, Progress, RunContext, Stats, feeds_run, warc_run};
+use article_pipeline::pipeline::{
+    EngineOptions, OutputMirror, PipelineConfig, Progress, RunContext, Stats, feeds_run, warc_run,
+};
 use article_pipeline::scoring;
+use article_pipeline::storage::{self, S3Url};
 
 use super::Outcome;
 
@@ -22,9 +26,25 @@ pub struct RunArgs {
     /// A pipeline configuration file (see pipelines/*.toml); flags override its values.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// WARC files (.warc, .warc.gz) or folders of them to process offline.
+    /// WARC files (.warc, .warc.gz) or folders of them to process offline; also
+    /// http(s):// URLs, s3://bucket/key objects and s3://bucket/prefix/ prefixes.
     #[arg(long, num_args = 1.., conflicts_with = "feeds")]
     pub warc: Vec<PathBuf>,
+    /// A file listing WARC inputs, one per line (plain or .gz, e.g. Common Crawl's
+    /// warc.paths.gz); relative lines are taken under --base-url.
+    #[arg(long, value_name = "FILE", conflicts_with = "feeds")]
+    pub warc_list: Vec<PathBuf>,
+    /// Prefix of the relative lines of --warc-list (a URL, an s3:// prefix or a folder)
+    /// [default: https://data.commoncrawl.org/].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Endpoint of an S3-compatible store for s3:// inputs and outputs (default:
+    /// AWS_ENDPOINT_URL, else AWS); credentials come from the AWS environment variables.
+    #[arg(long, value_name = "URL")]
+    pub s3_endpoint: Option<String>,
+    /// Local folder where an s3:// output is staged before each part is uploaded.
+    #[arg(long, value_name = "DIR")]
+    pub staging: Option<PathBuf>,
     /// A file of feed URLs (RSS, Atom, JSON Feed), one per line, to poll.
     #[arg(long)]
     pub feeds: Option<PathBuf>,
@@ -94,7 +114,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     pub fn wants_run(&self) -> bool {
-        self.config.is_some() || !self.warc.is_empty() || self.feeds.is_some()
+        self.config.is_some() || !self.warc.is_empty() || !self.warc_list.is_empty() || self.feeds.is_some()
     }
 
     /// The configuration file (if any) with the flags applied on top.
@@ -103,9 +123,21 @@ impl RunArgs {
             Some(p) => PipelineConfig::load(p)?,
             None => PipelineConfig::default(),
         };
-        if !self.warc.is_empty() {
-            c.warc = Some(WarcConfig { paths: self.warc.clone() });
+        if !self.warc.is_empty() || !self.warc_list.is_empty() {
+            let mut w = c.warc.take().unwrap_or_default();
+            w.paths = self.warc.clone();
+            w.lists = self.warc_list.clone();
+            c.warc = Some(w);
             c.feeds = None;
+        }
+        if let (Some(b), Some(w)) = (&self.base_url, &mut c.warc) {
+            w.base_url = b.clone();
+        }
+        if let Some(e) = &self.s3_endpoint {
+            c.run.s3_endpoint = Some(e.clone());
+        }
+        if let Some(s) = &self.staging {
+            c.run.staging = Some(s.clone());
         }
         if let Some(list) = &self.feeds {
             let mut f = c.feeds.take().unwrap_or_default();
@@ -218,7 +250,21 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         Some(spec) => Some(Shard::parse(spec, |v| std::env::var(v).ok())?),
         None => None,
     };
-    let out = shard.map(|s| s.dir(&config.sink.out)).unwrap_or_else(|| config.sink.out.clone());
+    storage::set_endpoint(config.run.s3_endpoint.clone());
+    // An s3:// output is written to a local staging folder and uploaded part by part.
+    let remote_root = config.sink.out.to_str().filter(|o| storage::is_s3(o)).map(S3Url::parse).transpose()?;
+    let root = match &remote_root {
+        Some(r) => config.run.staging.clone().unwrap_or_else(|| s3_output::default_staging(r)),
+        None => config.sink.out.clone(),
+    };
+    let out = shard.map(|s| s.dir(&root)).unwrap_or_else(|| root.clone());
+    let mirror = match &remote_root {
+        Some(r) => {
+            let remote = shard.map(|s| r.join(&format!("shard-{:05}/", s.k))).unwrap_or_else(|| r.as_prefix());
+            Some(S3Output::open(remote, out.clone())?)
+        }
+        None => None,
+    };
     let ctx = RunContext {
         out: out.clone(),
         // A shard always resumes: rerunning its command finishes what a crash left.
@@ -227,15 +273,19 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         engine,
         extractor: &extractor,
         fingerprinter: &fingerprinter,
+        mirror: mirror.as_ref().map(|m| m as &dyn OutputMirror),
     };
     let bar = progress_bar(show);
     let stats = match (&config.warc, &config.feeds) {
         (Some(w), _) => {
-            let mut inputs = warc_run::expand_inputs(&w.paths);
+            let mut inputs = warc_run::expand_inputs(w)?;
             if let Some(s) = shard {
                 inputs = s.select(&inputs);
                 let names = inputs.iter().map(|p| p.display().to_string()).collect();
                 ShardManifest { shard: s, inputs: names }.write(&out)?;
+                if let Some(m) = &mirror {
+                    m.publish(&out.join(article_pipeline::pipeline::shard::MANIFEST_FILE))?;
+                }
             }
             warc_run::run(&warc_run::WarcRun { inputs, ctx }, &bar)
         }
@@ -249,7 +299,10 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
     };
     bar.0.finish_and_clear();
     let stats = stats?;
-    summary(&stats, &out);
+    if let Some(m) = &mirror {
+        m.finish()?;
+    }
+    summary(&stats, &remote_root.map_or_else(|| out.display().to_string(), |r| r.as_prefix().to_string()));
     Ok(if stats.failures() > 0 { Outcome::SomeFailed } else { Outcome::Ok })
 }
 
@@ -266,7 +319,7 @@ fn progress_bar(show: bool) -> Bar {
     Bar(bar)
 }
 
-fn summary(s: &Stats, out: &std::path::Path) {
+fn summary(s: &Stats, out: &str) {
     let by = |m: &std::collections::BTreeMap<String, u64>| {
         if m.is_empty() {
             "none".to_string()
@@ -287,7 +340,7 @@ fn summary(s: &Stats, out: &std::path::Path) {
         s.elapsed_secs,
         s.mb_per_s,
         s.parts,
-        out.display()
+        out
     );
     if !s.hosts.is_empty() {
         // Feeds runs: the hosts, the ones with failures first (at most ten listed).

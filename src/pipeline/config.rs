@@ -26,11 +26,26 @@ pub struct PipelineConfig {
     pub dedup: DedupOptions,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WarcConfig {
-    /// WARC files, or folders of `*.warc` / `*.warc.gz` files.
+    /// WARC files, folders of `*.warc` / `*.warc.gz` files, `http(s)://` URLs, `s3://bucket/key`
+    /// objects or `s3://bucket/prefix/` prefixes (every `*.warc(.gz)` under it).
     pub paths: Vec<PathBuf>,
+    /// Files listing one input per line (plain or `.gz`; `#` starts a comment), such as
+    /// Common Crawl's `warc.paths.gz`.
+    pub lists: Vec<PathBuf>,
+    /// Prefix of the relative lines of `lists` (a URL, an `s3://` prefix or a folder).
+    pub base_url: String,
+}
+
+/// Where the relative lines of a `warc.paths.gz` point by default.
+pub const COMMON_CRAWL_BASE: &str = "https://data.commoncrawl.org/";
+
+impl Default for WarcConfig {
+    fn default() -> Self {
+        WarcConfig { paths: Vec::new(), lists: Vec::new(), base_url: COMMON_CRAWL_BASE.to_string() }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -162,6 +177,12 @@ pub struct RunConfig {
     /// SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX); output under
     /// `OUT/shard-0000K/`, always resumed.
     pub shard: Option<String>,
+    /// Endpoint of an S3-compatible store for `s3://` inputs and outputs (plain HTTP allowed
+    /// when the URL says `http://`); default: `AWS_ENDPOINT_URL`, else AWS.
+    pub s3_endpoint: Option<String>,
+    /// Local folder where an `s3://` output is staged (its state and parts, uploaded as each
+    /// part is committed); default: a folder under the system's temporary folder.
+    pub staging: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -193,6 +214,12 @@ impl SinkConfig {
     }
 }
 
+/// An input or output named by a URL (`http(s)://`, `s3://`) rather than a path.
+pub fn is_url(p: &Path) -> bool {
+    let s = p.to_string_lossy();
+    crate::sources::remote::is_remote(&s) || crate::storage::is_s3(&s)
+}
+
 /// A configuration that could not be used: every problem found, one per line.
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {} problem(s):\n  {}", path.display(), problems.len(), problems.join("\n  "))]
@@ -204,7 +231,7 @@ pub struct ConfigError {
 /// Known keys per table, for reporting every unknown key (serde stops at the first).
 const KNOWN: &[(&str, &[&str])] = &[
     ("", &["warc", "feeds", "extractor", "run", "sink", "dedup"]),
-    ("warc", &["paths"]),
+    ("warc", &["paths", "lists", "base_url"]),
     (
         "feeds",
         &[
@@ -241,7 +268,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "link_run_blocks",
         ],
     ),
-    ("run", &["threads", "resume", "shard"]),
+    ("run", &["threads", "resume", "shard", "s3_endpoint", "staging"]),
     ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
 ];
@@ -334,7 +361,8 @@ impl PipelineConfig {
             }
         };
         if let Some(w) = &mut self.warc {
-            w.paths.iter_mut().filter(|p| !crate::sources::remote::is_remote(&p.to_string_lossy())).for_each(fix);
+            w.paths.iter_mut().filter(|p| !is_url(p)).for_each(fix);
+            w.lists.iter_mut().for_each(fix);
         }
         if let Some(f) = &mut self.feeds {
             fix(&mut f.list);
@@ -345,7 +373,12 @@ impl PipelineConfig {
         if let Some(m) = &mut self.extractor.model {
             fix(m);
         }
-        fix(&mut self.sink.out);
+        if !is_url(&self.sink.out) {
+            fix(&mut self.sink.out);
+        }
+        if let Some(s) = &mut self.run.staging {
+            fix(s);
+        }
     }
 
     /// Every problem of a complete configuration (after command-line overrides).
@@ -357,12 +390,23 @@ impl PipelineConfig {
             }
             (Some(_), Some(_)) => p.push("give either WARC input or feeds, not both".into()),
             (Some(w), None) => {
-                if w.paths.is_empty() {
-                    p.push("warc.paths is empty".into());
+                if w.paths.is_empty() && w.lists.is_empty() {
+                    p.push("warc.paths and warc.lists are empty".into());
                 }
                 for f in &w.paths {
-                    if !f.exists() && !crate::sources::remote::is_remote(&f.to_string_lossy()) {
+                    if is_url(f) {
+                        if crate::storage::is_s3(&f.to_string_lossy())
+                            && let Err(e) = crate::storage::S3Url::parse(&f.to_string_lossy())
+                        {
+                            p.push(e.to_string());
+                        }
+                    } else if !f.exists() {
                         p.push(format!("warc input `{}` does not exist", f.display()));
+                    }
+                }
+                for f in &w.lists {
+                    if !f.is_file() {
+                        p.push(format!("warc list `{}` is not a file", f.display()));
                     }
                 }
             }
@@ -398,6 +442,17 @@ impl PipelineConfig {
         }
         if self.sink.out.as_os_str().is_empty() {
             p.push("no output folder: give --out DIR or sink.out".into());
+        }
+        let out = self.sink.out.to_string_lossy();
+        if crate::storage::is_s3(&out) {
+            if let Err(e) = crate::storage::S3Url::parse(&out) {
+                p.push(e.to_string());
+            }
+            if self.feeds.is_some() {
+                p.push("an s3:// output is for WARC runs (a feeds run keeps a database it updates continuously): give a local --out".into());
+            }
+        } else if crate::sources::remote::is_remote(&out) {
+            p.push(format!("output `{out}`: give a folder or an s3://bucket/prefix/"));
         }
         if !crate::scoring::NAMES.contains(&self.extractor.scorer.as_str()) {
             p.push(format!(
@@ -488,7 +543,12 @@ mod tests {
                 tag_bias: Some(0.0),
                 ..ExtractorConfig::default()
             },
-            run: RunConfig { shard: Some("0/1".into()), ..RunConfig::default() },
+            run: RunConfig {
+                shard: Some("0/1".into()),
+                s3_endpoint: Some("http://127.0.0.1:9000".into()),
+                staging: Some("s".into()),
+                ..RunConfig::default()
+            },
             ..PipelineConfig::default()
         };
         let value = toml::Value::try_from(&full).unwrap();

@@ -11,6 +11,7 @@
 pub mod config;
 pub mod dedup_run;
 pub mod feeds_run;
+pub mod s3_output;
 pub mod shard;
 pub mod status;
 pub mod warc_run;
@@ -43,6 +44,16 @@ pub enum PipelineError {
     State { path: PathBuf, message: String },
     #[error("{0}")]
     Source(String),
+    #[error(transparent)]
+    Storage(#[from] crate::storage::StorageError),
+}
+
+/// Where committed files go besides the output folder: `--out s3://…` uploads each file the
+/// moment it is durable locally, in the order they became durable (the resume state naming a
+/// part before the part), so the remote copy is always a state a rerun can resume from.
+pub trait OutputMirror: Sync {
+    /// `path` (inside the output folder) was just written or committed.
+    fn publish(&self, path: &Path) -> Result<(), PipelineError>;
 }
 
 /// Counters of a run, written to `OUT/stats.json`. Cumulative over resumed runs.
@@ -175,6 +186,8 @@ pub struct RunContext<'a> {
     pub engine: EngineOptions,
     pub extractor: &'a Extractor<'a>,
     pub fingerprinter: &'a Fingerprinter,
+    /// Object storage the output is uploaded to, if any.
+    pub mirror: Option<&'a dyn OutputMirror>,
 }
 
 impl RunContext<'_> {
@@ -240,10 +253,15 @@ impl RunContext<'_> {
         S: FnOnce(&mut ItemSender) -> Result<(), PipelineError> + Send,
     {
         let (mut sink, mut index) = output;
-        let mut stages = Stages { sink: &mut sink, index: &mut index, checkpoint, stats: &mut stats };
+        let mut stages =
+            Stages { sink: &mut sink, index: &mut index, checkpoint, stats: &mut stats, mirror: self.mirror };
         run_engine(source, self.extractor, self.fingerprinter, &mut stages, &self.engine, progress)?;
         let bytes = serde_json::to_vec_pretty(&stats).expect("stats serialise");
-        crate::sink::write_atomic(&self.out.join("stats.json"), &bytes)?;
+        let path = self.out.join("stats.json");
+        crate::sink::write_atomic(&path, &bytes)?;
+        if let Some(m) = self.mirror {
+            m.publish(&path)?;
+        }
         Ok(stats)
     }
 }
@@ -283,6 +301,7 @@ struct Stages<'a> {
     index: &'a mut NearDuplicateIndex,
     checkpoint: &'a mut dyn Checkpoint,
     stats: &'a mut Stats,
+    mirror: Option<&'a dyn OutputMirror>,
 }
 
 /// Runs `source` (on its own thread; it sends inputs and returns when done) through the
@@ -354,7 +373,10 @@ fn sink_loop(
         st.stats.mb_per_s = st.stats.html_bytes as f64 / 1e6 / st.stats.elapsed_secs.max(1e-9);
         st.checkpoint.prepare(part, st.stats)?;
         if part.is_some() {
-            st.sink.commit()?;
+            let committed = st.sink.commit()?;
+            if let Some(m) = st.mirror {
+                m.publish(&committed.path)?;
+            }
         }
         Ok(())
     };

@@ -13,9 +13,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::OutputMirror;
+use super::config::WarcConfig;
 use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink;
 use crate::sources::{self, SourceEvent};
+use crate::storage;
 
 /// Resume state of a WARC run: the position of the last durable part, and the position of
 /// the part being committed (valid once that part's file exists).
@@ -67,11 +70,21 @@ impl WarcState {
     }
 }
 
-/// The files of a run: files as given; folders give their `*.warc` and `*.warc.gz` files.
-pub fn expand_inputs(paths: &[PathBuf]) -> Vec<PathBuf> {
+/// The inputs of a run, in order: files and URLs as given; folders and `s3://…/` prefixes
+/// give their `*.warc` and `*.warc.gz` files (sorted); each list file gives its lines, the
+/// relative ones under `base_url` (Common Crawl's `warc.paths.gz` holds such lines).
+pub fn expand_inputs(config: &WarcConfig) -> Result<Vec<PathBuf>, PipelineError> {
     let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
+    for p in &config.paths {
+        let s = p.to_string_lossy();
+        if storage::is_s3(&s) {
+            let url = storage::S3Url::parse(&s)?;
+            if url.is_prefix() {
+                out.extend(storage::list_warcs(&url)?.into_iter().map(|u| PathBuf::from(u.to_string())));
+            } else {
+                out.push(p.clone());
+            }
+        } else if p.is_dir() {
             let mut inside: Vec<PathBuf> = std::fs::read_dir(p)
                 .into_iter()
                 .flatten()
@@ -88,10 +101,49 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Vec<PathBuf> {
             out.push(p.clone());
         }
     }
-    out
+    for list in &config.lists {
+        out.extend(read_list(list, &config.base_url)?);
+    }
+    Ok(out)
+}
+
+/// One input per line of a list file (gzip when its name ends in `.gz`); blank lines and `#`
+/// comments are skipped.
+pub fn read_list(list: &Path, base_url: &str) -> Result<Vec<PathBuf>, PipelineError> {
+    use std::io::Read;
+    let err = |m: String| PipelineError::State { path: list.to_path_buf(), message: m };
+    let file = std::fs::File::open(list).map_err(|e| err(format!("cannot read: {e}")))?;
+    let mut text = String::new();
+    let read = if list.to_string_lossy().ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(file).read_to_string(&mut text)
+    } else {
+        std::io::BufReader::new(file).read_to_string(&mut text)
+    };
+    read.map_err(|e| err(format!("cannot read as a list of inputs: {e}")))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| PathBuf::from(resolve_line(l, base_url)))
+        .collect())
+}
+
+/// A list line as an input: URLs and absolute paths as they are, other lines under `base`.
+fn resolve_line(line: &str, base: &str) -> String {
+    if line.contains("://") || line.starts_with('/') || base.is_empty() {
+        return line.to_string();
+    }
+    if base.contains("://") {
+        format!("{}/{}", base.trim_end_matches('/'), line.trim_start_matches("./"))
+    } else {
+        Path::new(base).join(line).display().to_string()
+    }
 }
 
 fn key(path: &Path) -> String {
+    if super::config::is_url(path) {
+        return path.display().to_string();
+    }
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
 }
 
@@ -101,6 +153,7 @@ struct WarcCheckpoint<'a> {
     /// Position of everything processed so far.
     live: Position,
     state: WarcState,
+    mirror: Option<&'a dyn OutputMirror>,
 }
 
 impl Checkpoint for WarcCheckpoint<'_> {
@@ -125,7 +178,11 @@ impl Checkpoint for WarcCheckpoint<'_> {
             Some(p) => self.state.pending = Some((p, self.live.clone())),
             None => self.state.committed = self.live.clone(),
         }
-        self.state.save(self.out)
+        self.state.save(self.out)?;
+        if let Some(m) = self.mirror {
+            m.publish(&self.out.join(STATE_FILE))?;
+        }
+        Ok(())
     }
 }
 
@@ -147,7 +204,8 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
     let done: std::collections::HashSet<String> = position.done.iter().cloned().collect();
     let resume_at = position.current.clone();
     let state = WarcState { version: 1, committed: position.clone(), pending: None };
-    let mut checkpoint = WarcCheckpoint { out: &ctx.out, keys: keys.clone(), live: position, state };
+    let mut checkpoint =
+        WarcCheckpoint { out: &ctx.out, keys: keys.clone(), live: position, state, mirror: ctx.mirror };
     let inputs = run.inputs.clone();
 
     let source = move |tx: &mut ItemSender| -> Result<(), PipelineError> {
@@ -181,4 +239,36 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
         Ok(())
     };
     ctx.run(source, output, &mut checkpoint, stats, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_lines_resolve_under_the_base() {
+        let cc = super::super::config::COMMON_CRAWL_BASE;
+        assert_eq!(
+            resolve_line("crawl-data/CC-MAIN-2026-40/segments/1/warc/a.warc.gz", cc),
+            "https://data.commoncrawl.org/crawl-data/CC-MAIN-2026-40/segments/1/warc/a.warc.gz"
+        );
+        assert_eq!(resolve_line("x/a.warc.gz", "s3://commoncrawl/"), "s3://commoncrawl/x/a.warc.gz");
+        assert_eq!(resolve_line("x/a.warc.gz", "/data/cc"), "/data/cc/x/a.warc.gz");
+        assert_eq!(resolve_line("https://h/a.warc.gz", cc), "https://h/a.warc.gz");
+        assert_eq!(resolve_line("/abs/a.warc", cc), "/abs/a.warc");
+    }
+
+    #[test]
+    fn a_gzipped_list_gives_its_lines_in_order() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let list = dir.path().join("warc.paths.gz");
+        let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&list).unwrap(), Default::default());
+        gz.write_all(b"# a comment\nb/2.warc.gz\n\n  a/1.warc.gz  \n").unwrap();
+        gz.finish().unwrap();
+        let got = read_list(&list, "s3://cc/").unwrap();
+        assert_eq!(got, vec![PathBuf::from("s3://cc/b/2.warc.gz"), PathBuf::from("s3://cc/a/1.warc.gz")]);
+        let missing = read_list(&dir.path().join("nope.txt"), "").unwrap_err().to_string();
+        assert!(missing.contains("nope.txt"), "{missing}");
+    }
 }

@@ -51,7 +51,7 @@ pub enum SourceEvent {
 /// Largest body extracted from a WARC record (larger pages are counted as too large).
 pub const MAX_BODY_BYTES: usize = 10 << 20;
 
-/// Reads a WARC file (a path, or an `http(s)://` URL) as source events (offsets are in the
+/// Reads a WARC file (a path, an `http(s)://` URL or an `s3://` object) as source events (offsets are in the
 /// pages' `source` and the errors).
 pub fn warc_events(path: &Path) -> Result<impl Iterator<Item = SourceEvent> + Send + use<>, WarcError> {
     let file = path.display().to_string();
@@ -60,6 +60,13 @@ pub fn warc_events(path: &Path) -> Result<impl Iterator<Item = SourceEvent> + Se
         let open = |source| WarcError::Open { path: path.to_path_buf(), source };
         let http = remote::HttpReader::open(&file).map_err(open)?;
         WarcReader::from_reader(path, Box::new(http), warc_limits(), keep_responses).map_err(open)?
+    } else if crate::storage::is_s3(&file) {
+        // An object: streamed, resumed with ranged GETs after a broken stream.
+        let open = |source| WarcError::Open { path: path.to_path_buf(), source };
+        let s3 = crate::storage::S3Url::parse(&file)
+            .and_then(|u| crate::storage::S3Reader::open(&u))
+            .map_err(|e| open(std::io::Error::other(e.to_string())))?;
+        WarcReader::from_reader(path, Box::new(s3), warc_limits(), keep_responses).map_err(open)?
     } else {
         WarcReader::open(path, warc_limits(), keep_responses)?
     };

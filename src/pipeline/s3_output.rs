@@ -1,0 +1,100 @@
+//! `--out s3://bucket/prefix/`: the run writes into a local staging folder exactly as it
+//! writes any output folder, and every file is uploaded the moment it is durable there, in
+//! the same order (`state.json` naming a part before the part, the part before the state
+//! that counts it as committed). The remote copy is therefore always a state a rerun can
+//! resume from, whatever moment the process was killed at: a Kubernetes pod with no
+//! persistent disk reruns the same command and continues.
+//!
+//! At start the staging folder is made a copy of the remote one (the remote is the truth):
+//! run files left there by an earlier process are removed, and the remote state and parts are
+//! downloaded (the parts because resuming reads them back into the near-duplicate index).
+//! Uploaded parts are removed from staging, so it holds one part being written at a time.
+
+use std::path::{Path, PathBuf};
+
+use super::{OutputMirror, PipelineError};
+use crate::storage::{self, S3Url};
+
+/// An output folder mirrored to an S3 prefix.
+pub struct S3Output {
+    local: PathBuf,
+    remote: S3Url,
+}
+
+/// Files of a run inside its output folder (the only ones staging removes).
+fn is_run_file(name: &str) -> bool {
+    name.starts_with("part-")
+        || name.starts_with(".part-")
+        || matches!(name, "state.json" | "stats.json" | "shard.json")
+        || name.ends_with(".tmp")
+        || name.ends_with(".download")
+}
+
+/// Where `remote` is staged when `--staging` is not given.
+pub fn default_staging(remote: &S3Url) -> PathBuf {
+    let key: String =
+        remote.key.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    std::env::temp_dir().join("article-pipeline-staging").join(&remote.bucket).join(key)
+}
+
+impl S3Output {
+    /// Makes `local` a copy of the objects directly under `remote` (sub-prefixes, such as
+    /// other shards' folders, are left alone).
+    pub fn open(remote: S3Url, local: PathBuf) -> Result<S3Output, PipelineError> {
+        let remote = remote.as_prefix();
+        let at = |e: std::io::Error| PipelineError::State { path: local.clone(), message: e.to_string() };
+        std::fs::create_dir_all(&local).map_err(at)?;
+        for entry in std::fs::read_dir(&local).map_err(at)? {
+            let entry = entry.map_err(at)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.path().is_file() && is_run_file(&name) {
+                std::fs::remove_file(entry.path()).map_err(at)?;
+            }
+        }
+        for (url, _) in storage::list(&remote)? {
+            let Some(name) = url.key.strip_prefix(&remote.key) else { continue };
+            if name.contains('/') || !is_run_file(name) || name.starts_with('.') {
+                continue;
+            }
+            storage::download(&url, &local.join(name))?;
+        }
+        Ok(S3Output { local, remote })
+    }
+
+    /// After a run: removes the parts staging still holds (downloaded for resuming; every
+    /// one is in the bucket).
+    pub fn finish(&self) -> Result<(), PipelineError> {
+        let at = |e: std::io::Error| PipelineError::State { path: self.local.clone(), message: e.to_string() };
+        for entry in std::fs::read_dir(&self.local).map_err(at)? {
+            let entry = entry.map_err(at)?;
+            if crate::sink::part_index(&entry.file_name().to_string_lossy()).is_some() {
+                std::fs::remove_file(entry.path()).map_err(at)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn local(&self) -> &Path {
+        &self.local
+    }
+
+    pub fn remote(&self) -> &S3Url {
+        &self.remote
+    }
+}
+
+impl OutputMirror for S3Output {
+    fn publish(&self, path: &Path) -> Result<(), PipelineError> {
+        let rel = path.strip_prefix(&self.local).map_err(|_| PipelineError::State {
+            path: path.to_path_buf(),
+            message: format!("not inside the staging folder {}", self.local.display()),
+        })?;
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        storage::upload(path, &self.remote.join(&rel))?;
+        if rel.rsplit('/').next().is_some_and(|n| n.starts_with("part-")) {
+            // Durable remotely; this process never reads it again (resuming downloads it).
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(())
+    }
+}

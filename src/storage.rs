@@ -1,0 +1,362 @@
+//! S3-compatible object storage: `--warc s3://bucket/key`, `--warc s3://bucket/prefix/` and
+//! `--out s3://bucket/prefix/`. The client is the `object_store` crate (the Arrow project's,
+//! used by DataFusion, Polars and delta-rs: S3 request signing, retries of failed requests and
+//! multipart uploads done right), with `ring` for signing like our TLS, so no second crypto
+//! library is built. Credentials, region and endpoint come from the usual AWS environment
+//! variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
+//! `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, `AWS_SKIP_SIGNATURE` for public buckets);
+//! `--s3-endpoint` ([`set_endpoint`]) points at an S3-compatible store (MinIO, Ceph, R2 …) and
+//! allows plain HTTP when its URL says `http://`.
+//!
+//! The rest of the crate is synchronous, so this module owns one small tokio runtime and
+//! blocks on it. [`S3Reader`] streams an object: never the whole file first. A body stream
+//! that breaks is first retried by `object_store` itself (a ranged GET from the byte it got
+//! to); if that gives up, the reader asks again from its own position, a bounded number of
+//! times, as [`crate::sources::remote::HttpReader`] does for HTTP, and then fails naming the
+//! object and the byte offset.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path as Key;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
+
+/// Retries after a broken body stream before the object is given up.
+pub const MAX_RESUMES: u32 = 5;
+
+/// Objects up to this size are uploaded with one PUT; larger ones in parts of this size.
+pub const MULTIPART_CHUNK: usize = 8 << 20;
+
+/// Errors of object storage, naming the object (and the local file where one is involved).
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("`{0}`: not an S3 location (expected s3://bucket/key or s3://bucket/prefix/)")]
+    BadUrl(String),
+    #[error("{url}: {message}")]
+    Remote { url: String, message: String },
+    #[error("{}: {source}", path.display())]
+    Local { path: PathBuf, source: io::Error },
+}
+
+/// Is this input or output an `s3://` location?
+pub fn is_s3(s: &str) -> bool {
+    s.starts_with("s3://")
+}
+
+/// `s3://bucket/key`; a key that is empty or ends in `/` is a prefix.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct S3Url {
+    pub bucket: String,
+    pub key: String,
+}
+
+impl S3Url {
+    pub fn parse(s: &str) -> Result<S3Url, StorageError> {
+        let rest = s.strip_prefix("s3://").ok_or_else(|| StorageError::BadUrl(s.to_string()))?;
+        let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() || key.starts_with('/') || key.split('/').any(|c| c == "." || c == "..") {
+            return Err(StorageError::BadUrl(s.to_string()));
+        }
+        Ok(S3Url { bucket: bucket.to_string(), key: key.to_string() })
+    }
+
+    pub fn is_prefix(&self) -> bool {
+        self.key.is_empty() || self.key.ends_with('/')
+    }
+
+    /// The prefix form (`…/`) of this location.
+    pub fn as_prefix(&self) -> S3Url {
+        let mut p = self.clone();
+        if !p.is_prefix() {
+            p.key.push('/');
+        }
+        p
+    }
+
+    /// `rel` (a `/`-separated relative path) under this prefix.
+    pub fn join(&self, rel: &str) -> S3Url {
+        let p = self.as_prefix();
+        S3Url { bucket: p.bucket, key: format!("{}{}", p.key, rel.trim_start_matches('/')) }
+    }
+
+    fn object_key(&self) -> Key {
+        Key::from(self.key.trim_end_matches('/'))
+    }
+}
+
+impl std::fmt::Display for S3Url {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "s3://{}/{}", self.bucket, self.key)
+    }
+}
+
+/// Settings given explicitly (flags, a program embedding the crate); each one left `None` is
+/// taken from the AWS environment variables.
+#[derive(Debug, Clone, Default)]
+pub struct S3Settings {
+    /// An S3-compatible store's URL (`--s3-endpoint`); plain HTTP is allowed when it says
+    /// `http://`.
+    pub endpoint: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub region: Option<String>,
+}
+
+static SETTINGS: OnceLock<S3Settings> = OnceLock::new();
+
+/// Sets the process's S3 settings before the first request; later calls are ignored.
+pub fn configure(settings: S3Settings) {
+    let _ = SETTINGS.set(settings);
+}
+
+/// Sets only the endpoint (`--s3-endpoint`); see [`configure`].
+pub fn set_endpoint(endpoint: Option<String>) {
+    configure(S3Settings { endpoint, ..S3Settings::default() });
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("object-storage")
+            .enable_all()
+            .build()
+            .expect("a tokio runtime starts")
+    })
+}
+
+/// The client of one bucket (made once per bucket and process).
+fn store(bucket: &str) -> Result<Arc<dyn ObjectStore>, StorageError> {
+    static STORES: OnceLock<Mutex<HashMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
+    let stores = STORES.get_or_init(Default::default);
+    let mut stores = stores.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(s) = stores.get(bucket) {
+        return Ok(s.clone());
+    }
+    crate::sources::fetch::install_crypto_provider();
+    let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    let settings = SETTINGS.get().cloned().unwrap_or_default();
+    if let Some(endpoint) = &settings.endpoint {
+        b = b.with_endpoint(endpoint).with_allow_http(endpoint.starts_with("http://"));
+    }
+    if let Some(k) = settings.access_key_id {
+        b = b.with_access_key_id(k);
+    }
+    if let Some(k) = settings.secret_access_key {
+        b = b.with_secret_access_key(k);
+    }
+    if let Some(r) = settings.region {
+        b = b.with_region(r);
+    }
+    let s: Arc<dyn ObjectStore> = Arc::new(
+        b.build().map_err(|e| StorageError::Remote { url: format!("s3://{bucket}/"), message: e.to_string() })?,
+    );
+    stores.insert(bucket.to_string(), s.clone());
+    Ok(s)
+}
+
+fn remote(url: &S3Url) -> impl Fn(object_store::Error) -> StorageError + '_ {
+    move |e| StorageError::Remote { url: url.to_string(), message: e.to_string() }
+}
+
+/// Every object under a prefix, sorted by key, with its size.
+pub fn list(prefix: &S3Url) -> Result<Vec<(S3Url, u64)>, StorageError> {
+    let store = store(&prefix.bucket)?;
+    let key = prefix.object_key();
+    let key = if prefix.key.is_empty() { None } else { Some(&key) };
+    let mut out = runtime().block_on(async {
+        let mut s = store.list(key);
+        let mut v = Vec::new();
+        while let Some(meta) = s.next().await {
+            let meta = meta.map_err(remote(prefix))?;
+            v.push((S3Url { bucket: prefix.bucket.clone(), key: meta.location.to_string() }, meta.size));
+        }
+        Ok::<_, StorageError>(v)
+    })?;
+    out.sort();
+    Ok(out)
+}
+
+/// The `*.warc` and `*.warc.gz` objects under a prefix, sorted.
+pub fn list_warcs(prefix: &S3Url) -> Result<Vec<S3Url>, StorageError> {
+    Ok(list(prefix)?
+        .into_iter()
+        .map(|(u, _)| u)
+        .filter(|u| u.key.ends_with(".warc") || u.key.ends_with(".warc.gz"))
+        .collect())
+}
+
+/// Uploads a local file: one PUT up to [`MULTIPART_CHUNK`], a multipart upload beyond.
+pub fn upload(local: &Path, to: &S3Url) -> Result<(), StorageError> {
+    let store = store(&to.bucket)?;
+    let key = to.object_key();
+    let at = |source| StorageError::Local { path: local.to_path_buf(), source };
+    let mut file = std::fs::File::open(local).map_err(at)?;
+    let len = file.metadata().map_err(at)?.len();
+    runtime().block_on(async {
+        if len <= MULTIPART_CHUNK as u64 {
+            let mut buf = Vec::with_capacity(len as usize);
+            file.read_to_end(&mut buf).map_err(at)?;
+            store.put(&key, PutPayload::from(buf)).await.map_err(remote(to))?;
+            return Ok(());
+        }
+        let upload = store.put_multipart(&key).await.map_err(remote(to))?;
+        let mut w = WriteMultipart::new_with_chunk_size(upload, MULTIPART_CHUNK);
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            // At most two parts in flight: memory stays bounded whatever the file's size.
+            w.wait_for_capacity(2).await.map_err(remote(to))?;
+            let n = file.read(&mut buf).map_err(at)?;
+            if n == 0 {
+                break;
+            }
+            w.write(&buf[..n]);
+        }
+        w.finish().await.map_err(remote(to))?;
+        Ok(())
+    })
+}
+
+/// Downloads an object to a local file (streamed; written to a temporary name, then renamed).
+pub fn download(from: &S3Url, local: &Path) -> Result<(), StorageError> {
+    let at = |source| StorageError::Local { path: local.to_path_buf(), source };
+    if let Some(dir) = local.parent() {
+        std::fs::create_dir_all(dir).map_err(at)?;
+    }
+    let tmp = local.with_extension("download");
+    let mut reader = S3Reader::open(from)?;
+    let mut file = std::fs::File::create(&tmp).map_err(at)?;
+    io::copy(&mut reader, &mut file)
+        .map_err(|e| StorageError::Remote { url: from.to_string(), message: e.to_string() })?;
+    file.flush().map_err(at)?;
+    drop(file);
+    std::fs::rename(&tmp, local).map_err(at)
+}
+
+/// A streaming, resuming reader of one object.
+pub struct S3Reader {
+    store: Arc<dyn ObjectStore>,
+    url: S3Url,
+    key: Key,
+    /// Bytes delivered to the caller so far.
+    pos: u64,
+    size: u64,
+    stream: Option<BoxStream<'static, object_store::Result<Bytes>>>,
+    chunk: Bytes,
+    resumes: u32,
+}
+
+impl S3Reader {
+    /// Opens an object (the first request is made here, so a missing object fails at once).
+    pub fn open(url: &S3Url) -> Result<S3Reader, StorageError> {
+        if url.is_prefix() {
+            return Err(StorageError::BadUrl(url.to_string()));
+        }
+        let store = store(&url.bucket)?;
+        let mut r = S3Reader {
+            store,
+            key: url.object_key(),
+            url: url.clone(),
+            pos: 0,
+            size: 0,
+            stream: None,
+            chunk: Bytes::new(),
+            resumes: 0,
+        };
+        r.request().map_err(|e| StorageError::Remote { url: url.to_string(), message: e.to_string() })?;
+        Ok(r)
+    }
+
+    /// Bytes delivered so far.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// How many times the stream was resumed.
+    pub fn resumes(&self) -> u32 {
+        self.resumes
+    }
+
+    fn request(&mut self) -> io::Result<()> {
+        let options =
+            GetOptions { range: (self.pos > 0).then_some(GetRange::Offset(self.pos)), ..GetOptions::default() };
+        let store = self.store.clone();
+        let key = self.key.clone();
+        let got = runtime()
+            .block_on(async move { store.get_opts(&key, options).await })
+            .map_err(|e| io::Error::other(format!("{}: {e}", self.url)))?;
+        if self.pos == 0 {
+            self.size = got.meta.size;
+        }
+        self.stream = Some(got.into_stream());
+        Ok(())
+    }
+
+    /// After a broken stream: asks again from `pos`, or gives up.
+    fn resume(&mut self, why: &str) -> io::Result<()> {
+        self.stream = None;
+        if self.resumes >= MAX_RESUMES {
+            return Err(io::Error::other(format!(
+                "{}: connection lost at byte {} ({why}); gave up after {} resumes",
+                self.url, self.pos, self.resumes
+            )));
+        }
+        self.resumes += 1;
+        tracing::warn!("{}: connection lost at byte {} ({why}); resuming", self.url, self.pos);
+        std::thread::sleep(Duration::from_millis(200 * u64::from(self.resumes)));
+        self.request()
+    }
+}
+
+impl Read for S3Reader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        while self.chunk.is_empty() {
+            if self.pos >= self.size {
+                return Ok(0);
+            }
+            if self.stream.is_none() {
+                self.request()?;
+            }
+            let stream = self.stream.as_mut().expect("requested above");
+            match runtime().block_on(stream.next()) {
+                Some(Ok(b)) => self.chunk = b,
+                Some(Err(e)) => self.resume(&e.to_string())?,
+                None => self.resume("the body ended early")?,
+            }
+        }
+        let n = buf.len().min(self.chunk.len());
+        buf[..n].copy_from_slice(&self.chunk.split_to(n));
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse_and_join() {
+        let u = S3Url::parse("s3://crawl/2026/a.warc.gz").unwrap();
+        assert_eq!((u.bucket.as_str(), u.key.as_str(), u.is_prefix()), ("crawl", "2026/a.warc.gz", false));
+        let p = S3Url::parse("s3://crawl/out/").unwrap();
+        assert!(p.is_prefix());
+        assert_eq!(p.join("shard-00001/state.json").to_string(), "s3://crawl/out/shard-00001/state.json");
+        assert_eq!(S3Url::parse("s3://crawl").unwrap().join("x").to_string(), "s3://crawl/x");
+        assert_eq!(S3Url::parse("s3://crawl/out").unwrap().join("x").to_string(), "s3://crawl/out/x");
+        for bad in ["s3://", "s3:///key", "http://b/k", "s3://b//k", "s3://b/a/../k"] {
+            assert!(S3Url::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! An S3-compatible server on 127.0.0.1 for the object-storage tests: `s3s` (the S3 protocol
+//! with request signing checked) over `s3s-fs` (buckets are folders of a temporary folder),
+//! in-process on its own tokio runtime. An object `s3://B/K` is the file `root/B/K`, so a test
+//! puts inputs in place and reads outputs back as plain files.
+
+use std::path::PathBuf;
+
+pub const ACCESS_KEY: &str = "test-access-key";
+pub const SECRET_KEY: &str = "test-secret-key";
+
+pub struct S3Server {
+    pub endpoint: String,
+    root: tempfile::TempDir,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl S3Server {
+    /// Starts a server with the given (empty) buckets.
+    pub fn start(buckets: &[&str]) -> S3Server {
+        let root = tempfile::tempdir().unwrap();
+        for b in buckets {
+            std::fs::create_dir_all(root.path().join(b)).unwrap();
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let fs = s3s_fs::FileSystem::new(root.path()).unwrap();
+        let mut b = s3s::service::S3ServiceBuilder::new(fs);
+        b.set_auth(s3s::auth::SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+        let service = b.build();
+        rt.spawn(async move {
+            loop {
+                let Ok((socket, _)) = listener.accept().await else { continue };
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let http = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+                    let _ = http.serve_connection(hyper_util::rt::TokioIo::new(socket), service).await;
+                });
+            }
+        });
+        S3Server { endpoint, root, _rt: rt }
+    }
+
+    /// The file behind `s3://bucket/key`.
+    pub fn path(&self, bucket: &str, key: &str) -> PathBuf {
+        self.root.path().join(bucket).join(key)
+    }
+
+    /// Environment of a client of this server (and nothing of the outer AWS setup).
+    pub fn env(&self, cmd: &mut std::process::Command) {
+        for v in ["AWS_ENDPOINT_URL", "AWS_ENDPOINT", "AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SKIP_SIGNATURE"] {
+            cmd.env_remove(v);
+        }
+        cmd.env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ALLOW_HTTP", "true");
+    }
+}

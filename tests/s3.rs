@@ -1,0 +1,346 @@
+//! Object storage end to end against an S3-compatible server on 127.0.0.1 (`common/s3.rs`):
+//! `--warc s3://bucket/prefix/` streams the prefix's WARCs, `--out s3://bucket/prefix/`
+//! uploads each part as it is committed together with the resume state; a run killed with
+//! SIGKILL and rerun on a fresh staging folder (a pod without a disk) writes every record
+//! exactly once. Shards over S3 with the engines' index variable, and a gzipped
+//! `--warc-list` of relative keys under `--base-url s3://…`, give the same records.
+
+#[path = "common/s3.rs"]
+mod s3_server;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use article_pipeline::sink::read_part;
+use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
+use s3_server::S3Server;
+
+const WORDS: [&str; 12] = [
+    "harbour",
+    "council",
+    "ferry",
+    "timetable",
+    "vote",
+    "river",
+    "bridge",
+    "market",
+    "winter",
+    "school",
+    "road",
+    "park",
+];
+
+fn page(i: usize) -> String {
+    let mut s = i as u64 + 7;
+    let mut body = String::new();
+    for _ in 0..6 {
+        body.push_str("<p>");
+        for _ in 0..40 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            body.push_str(WORDS[(s >> 33) as usize % WORDS.len()]);
+            body.push(' ');
+        }
+        body.push_str("</p>");
+    }
+    format!(
+        "<html><head><title>P{i}</title></head><body><nav><a href=/>Home</a></nav><article>{body}</article></body></html>"
+    )
+}
+
+/// Writes a WARC of `n` pages numbered from `first`; returns their record ids.
+fn warc(path: &Path, first: usize, n: usize) -> Vec<String> {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut w = WarcWriter::create(path, "test").unwrap();
+    let ids = (first..first + n)
+        .map(|i| {
+            let mut resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".to_vec();
+            resp.extend_from_slice(page(i).as_bytes());
+            let url = format!("http://s3.test/{i}");
+            let ex = Exchange {
+                url: &url,
+                date: "2026-11-24T00:00:00Z",
+                request: b"GET / HTTP/1.1\r\n\r\n",
+                response: &resp,
+                ip: None,
+            };
+            w.write_exchange(&ex).unwrap().1.trim_matches(['<', '>']).to_string()
+        })
+        .collect();
+    w.finish().unwrap();
+    ids
+}
+
+fn pipeline(s3: &S3Server, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pipeline"));
+    s3.env(&mut c);
+    c.args(args).args(["--s3-endpoint", &s3.endpoint, "--scorer", "simple", "--no-progress"]);
+    c
+}
+
+/// Record ids (with their count) of every part file under `dir`, recursively.
+fn ids_under(dir: &Path) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                stack.push(p);
+            } else if name.starts_with("part-") && name.ends_with(".jsonl.zst") {
+                for r in read_part(&p).unwrap() {
+                    *out.entry(r["id"].as_str().unwrap().to_string()).or_default() += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn count_parts(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("part-"))
+        .count()
+}
+
+#[test]
+fn an_s3_run_killed_and_rerun_without_its_disk_writes_every_record_once() {
+    let s3 = S3Server::start(&["crawl"]);
+    let mut expected = Vec::new();
+    for (f, first) in [("in/a.warc.gz", 0), ("in/b.warc.gz", 1000), ("in/c.warc.gz", 2000)] {
+        expected.extend(warc(&s3.path("crawl", f), first, 700));
+    }
+    // Not a WARC: listed under the prefix but not read.
+    std::fs::write(s3.path("crawl", "in/README.txt"), "not a warc").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let run = |staging: &str, resume: bool| {
+        let mut args = vec![
+            "--warc",
+            "s3://crawl/in/",
+            "--out",
+            "s3://crawl/out/",
+            "--part-bytes",
+            "20000",
+            "--threads",
+            "2",
+            "--staging",
+        ];
+        args.push(staging);
+        if resume {
+            args.push("--resume");
+        }
+        pipeline(&s3, &args)
+    };
+    let stage1 = work.path().join("stage1").display().to_string();
+    let mut child = run(&stage1, false).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let out = s3.path("crawl", "out");
+    let start = Instant::now();
+    let mut killed = false;
+    while start.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none() {
+        if count_parts(&out) >= 3 {
+            child.kill().unwrap(); // SIGKILL
+            killed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait().unwrap();
+    assert!(killed, "the run finished before it could be killed");
+    assert!(s3.path("crawl", "out/state.json").exists(), "the resume state is in the bucket");
+    // Rerun on an empty staging folder: everything it needs comes from the bucket.
+    let stage2 = work.path().join("stage2").display().to_string();
+    let o = run(&stage2, true).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = ids_under(&out);
+    let twice: Vec<_> = got.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "written twice: {twice:?}");
+    let mut want: Vec<String> = expected.clone();
+    want.sort();
+    assert_eq!(got.keys().cloned().collect::<Vec<_>>(), want);
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s3.path("crawl", "out/stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["written"], expected.len());
+    // Staging keeps no part once the run is over (they are all in the bucket).
+    assert_eq!(count_parts(Path::new(&stage2)), 0);
+    // Without --resume the same output is refused (exit 2), naming the state.
+    let o = run(&work.path().join("stage3").display().to_string(), false).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("state.json"));
+}
+
+#[test]
+fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
+    let s3 = S3Server::start(&["ccdata"]);
+    let mut expected = Vec::new();
+    let keys: Vec<String> = (0..5).map(|i| format!("crawl-data/seg{i}/warc/{i}.warc.gz")).collect();
+    for (i, k) in keys.iter().enumerate() {
+        expected.extend(warc(&s3.path("ccdata", k), i * 100, 60));
+    }
+    let work = tempfile::tempdir().unwrap();
+    let list = work.path().join("warc.paths.gz");
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&list).unwrap(), Default::default());
+    gz.write_all(keys.join("\n").as_bytes()).unwrap();
+    gz.finish().unwrap();
+    let list = list.display().to_string();
+    let children: Vec<_> = (0..2)
+        .map(|k| {
+            let staging = work.path().join(format!("stage{k}")).display().to_string();
+            let mut c = pipeline(
+                &s3,
+                &[
+                    "--warc-list",
+                    &list,
+                    "--base-url",
+                    "s3://ccdata/",
+                    "--out",
+                    "s3://ccdata/out/",
+                    "--shard",
+                    "auto/2",
+                    "--staging",
+                    &staging,
+                    "--part-bytes",
+                    "5000",
+                ],
+            );
+            c.env("JOB_COMPLETION_INDEX", k.to_string()).env_remove("SLURM_ARRAY_TASK_ID");
+            c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let got = ids_under(&s3.path("ccdata", "out"));
+    assert!(got.values().all(|n| *n == 1), "a record written twice");
+    expected.sort();
+    assert_eq!(got.keys().cloned().collect::<Vec<_>>(), expected);
+    for k in 0..2 {
+        assert!(s3.path("ccdata", &format!("out/shard-0000{k}/shard.json")).exists());
+    }
+    // Rerunning a finished shard reads nothing again and writes nothing new.
+    let staging = work.path().join("again").display().to_string();
+    let o = pipeline(
+        &s3,
+        &[
+            "--warc-list",
+            &list,
+            "--base-url",
+            "s3://ccdata/",
+            "--out",
+            "s3://ccdata/out/",
+            "--shard",
+            "1/2",
+            "--staging",
+            &staging,
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(ids_under(&s3.path("ccdata", "out")), got);
+}
+
+#[test]
+fn a_missing_object_is_one_failed_input_named_and_the_run_goes_on() {
+    let s3 = S3Server::start(&["crawl"]);
+    let ids = warc(&s3.path("crawl", "in/good.warc.gz"), 0, 5);
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out").display().to_string();
+    let o = pipeline(&s3, &["--warc", "s3://crawl/in/missing.warc.gz", "s3://crawl/in/good.warc.gz", "--out", &out])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("s3://crawl/in/missing.warc.gz"));
+    assert_eq!(ids_under(Path::new(&out)).len(), ids.len());
+}
+
+/// A proxy in front of the server that, once, cuts a connection after `cut` bytes of
+/// response (a connection dropped in the middle of an object); every other connection passes
+/// whole. The flag says whether the cut happened.
+fn cutting_proxy(upstream: &str, cut: usize) -> (String, Arc<AtomicBool>, tokio::runtime::Runtime) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let upstream = upstream.trim_start_matches("http://").to_string();
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = done.clone();
+    rt.spawn(async move {
+        loop {
+            let Ok((client, _)) = listener.accept().await else { continue };
+            let upstream = upstream.clone();
+            let done = flag.clone();
+            tokio::spawn(async move {
+                let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                tokio::spawn(async move { tokio::io::copy(&mut cr, &mut sw).await });
+                let mut sent = 0;
+                let mut buf = vec![0u8; 64 << 10];
+                loop {
+                    let n = match sr.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    let n = if sent + n >= cut && !done.swap(true, Ordering::SeqCst) { cut - sent.min(cut) } else { n };
+                    if n == 0 || cw.write_all(&buf[..n]).await.is_err() {
+                        break; // dropping both halves closes the connection mid-body
+                    }
+                    sent += n;
+                    if done.load(Ordering::SeqCst) && sent >= cut && sent < cut + 1 {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (addr, done, rt)
+}
+
+#[test]
+fn a_large_file_goes_up_in_parts_and_a_dropped_read_resumes_at_its_offset() {
+    use article_pipeline::storage::{self, S3Reader, S3Settings, S3Url};
+    use std::io::Read;
+    let s3 = S3Server::start(&["big"]);
+    let (proxy, cut, _rt) = cutting_proxy(&s3.endpoint, 3 << 20);
+    storage::configure(S3Settings {
+        endpoint: Some(proxy),
+        access_key_id: Some(s3_server::ACCESS_KEY.into()),
+        secret_access_key: Some(s3_server::SECRET_KEY.into()),
+        region: Some("us-east-1".into()),
+    });
+    // 20 MB that does not repeat: three parts of at most 8 MB.
+    let mut data = vec![0u8; 20 << 20];
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for b in data.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let local = work.path().join("blob");
+    std::fs::write(&local, &data).unwrap();
+    let url = S3Url::parse("s3://big/dir/blob.bin").unwrap();
+    storage::upload(&local, &url).unwrap();
+    assert!(std::fs::read(s3.path("big", "dir/blob.bin")).unwrap() == data, "uploaded bytes differ");
+    assert!(!cut.load(Ordering::SeqCst), "no upload response is 3 MB long");
+    assert_eq!(storage::list(&S3Url::parse("s3://big/dir/").unwrap()).unwrap(), vec![(url.clone(), data.len() as u64)]);
+    // The read's connection is cut after 3 MB; the reader asks again from where it got to.
+    let mut r = S3Reader::open(&url).unwrap();
+    let mut back = Vec::new();
+    r.read_to_end(&mut back).unwrap();
+    assert!(cut.load(Ordering::SeqCst), "the proxy cut the read");
+    // object_store retries a broken body itself (a ranged GET from the byte it got to); our
+    // own resume is the bounded second line behind it.
+    assert!(r.resumes() <= 1);
+    assert!(back == data, "read bytes differ");
+}
