@@ -7,18 +7,25 @@ use std::path::PathBuf;
 use clap::Args;
 
 use article_pipeline::pipeline::dedup_run::{self, DedupRun};
+use article_pipeline::pipeline::s3_output;
 use article_pipeline::sink::SinkOptions;
+use article_pipeline::storage::{self, S3Url};
 
 use super::Outcome;
 
 #[derive(Debug, Args)]
 pub struct DedupArgs {
-    /// Output folders of runs (a root of `--shard` runs gives its shards in order).
+    /// Output folders of runs (a root of `--shard` runs gives its shards in order), or their
+    /// s3://bucket/prefix/ (downloaded to a staging folder first).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Where removed.jsonl, stats.json (and with --write-parts the kept records) go.
+    /// Where removed.jsonl, stats.json (and with --write-parts the kept records) go: a folder
+    /// or an s3://bucket/prefix/.
     #[arg(long)]
     out: PathBuf,
+    /// Endpoint of an S3-compatible store (default: AWS_ENDPOINT_URL, else AWS).
+    #[arg(long, value_name = "URL")]
+    s3_endpoint: Option<String>,
     /// Also write the kept records as part-*.jsonl.zst.
     #[arg(long)]
     write_parts: bool,
@@ -28,17 +35,46 @@ pub struct DedupArgs {
 }
 
 pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
+    storage::set_endpoint(args.s3_endpoint.clone());
+    let s3 = |p: &PathBuf| p.to_str().filter(|s| storage::is_s3(s)).map(S3Url::parse).transpose();
+    let mut inputs = Vec::new();
     for i in &args.inputs {
-        anyhow::ensure!(i.is_dir(), "`{}` is not an output folder", i.display());
+        match s3(i)? {
+            Some(url) => {
+                // Every part of every shard is read (twice with --write-parts): a local copy.
+                let local = s3_output::default_staging(&url).join("dedup-input");
+                let _ = std::fs::remove_dir_all(&local);
+                let n = s3_output::pull_tree(&url, &local, true)?;
+                eprintln!("{url}: {n} file(s) downloaded to {}", local.display());
+                inputs.push(local);
+            }
+            None => {
+                anyhow::ensure!(i.is_dir(), "`{}` is not an output folder", i.display());
+                inputs.push(i.clone());
+            }
+        }
     }
+    let remote_out = s3(&args.out)?;
+    let out = match &remote_out {
+        Some(url) => {
+            let local = s3_output::default_staging(url).join("dedup-output");
+            let _ = std::fs::remove_dir_all(&local);
+            local
+        }
+        None => args.out.clone(),
+    };
     let job = DedupRun {
-        inputs: args.inputs,
-        out: args.out.clone(),
+        inputs,
+        out: out.clone(),
         memory_budget: args.memory_mb.max(1) << 20,
         write_parts: args.write_parts,
         sink: SinkOptions::default(),
     };
     let s = dedup_run::run(&job)?;
+    if let Some(url) = &remote_out {
+        s3_output::push_tree(&out, url)?;
+        let _ = std::fs::remove_dir_all(&out);
+    }
     eprintln!(
         "{} records in {} part(s): {} near duplicates removed in {} clusters ({} key pairs, {} spilled run(s), {:.2} s) -> {}",
         s.records,
@@ -48,7 +84,8 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
         s.pairs,
         s.spilled_runs,
         s.seconds,
-        args.out.join("removed.jsonl").display()
+        remote_out
+            .map_or_else(|| out.join("removed.jsonl").display().to_string(), |u| u.join("removed.jsonl").to_string())
     );
     Ok(Outcome::Ok)
 }

@@ -6,21 +6,38 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use article_pipeline::pipeline::s3_output;
 use article_pipeline::pipeline::status::{RunStatus, status};
+use article_pipeline::storage;
 
 use super::Outcome;
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The output folder of a run.
+    /// The output folder of a run, or its s3://bucket/prefix/.
     out: PathBuf,
+    /// Endpoint of an S3-compatible store (default: AWS_ENDPOINT_URL, else AWS).
+    #[arg(long, value_name = "URL")]
+    s3_endpoint: Option<String>,
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
 }
 
 pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
-    let s = status(&args.out)?;
+    let s = match args.out.to_str().filter(|o| storage::is_s3(o)) {
+        Some(url) => {
+            // The state files only (no parts), into a folder removed afterwards.
+            storage::set_endpoint(args.s3_endpoint.clone());
+            let url = storage::S3Url::parse(url)?;
+            let local = s3_output::default_staging(&url).join(format!("status-{}", std::process::id()));
+            s3_output::pull_tree(&url, &local, false)?;
+            let s = status(&local);
+            let _ = std::fs::remove_dir_all(&local);
+            s?
+        }
+        None => status(&args.out)?,
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(Outcome::Ok);

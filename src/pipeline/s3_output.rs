@@ -98,3 +98,51 @@ impl OutputMirror for S3Output {
         Ok(())
     }
 }
+
+/// Downloads the run files under `remote` (shard folders included) into `local`, keeping
+/// their relative paths. Without `with_parts` each part is an empty file of its name:
+/// `pipeline status` only asks whether a part exists (the resume state counts a part's
+/// records once the part is there), `pipeline dedup` reads them all. Returns the files
+/// fetched.
+pub fn pull_tree(remote: &S3Url, local: &Path, with_parts: bool) -> Result<usize, PipelineError> {
+    let remote = remote.as_prefix();
+    let mut n = 0;
+    for (url, _) in storage::list(&remote)? {
+        let Some(rel) = url.key.strip_prefix(&remote.key) else { continue };
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        if !is_run_file(name) || name.starts_with('.') || rel.split('/').any(|c| c.is_empty() || c == "." || c == "..")
+        {
+            continue;
+        }
+        let to = local.join(rel);
+        if !with_parts && name.starts_with("part-") {
+            let at = |e: std::io::Error| PipelineError::State { path: to.clone(), message: e.to_string() };
+            std::fs::create_dir_all(to.parent().expect("under local")).map_err(at)?;
+            std::fs::write(&to, b"").map_err(at)?;
+            continue;
+        }
+        storage::download(&url, &to)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Uploads every file under `local` to the same relative path under `remote`.
+pub fn push_tree(local: &Path, remote: &S3Url) -> Result<usize, PipelineError> {
+    let mut n = 0;
+    let mut stack = vec![local.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let at = |e: std::io::Error| PipelineError::State { path: dir.clone(), message: e.to_string() };
+        for entry in std::fs::read_dir(&dir).map_err(at)? {
+            let p = entry.map_err(at)?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(local).expect("under local").to_string_lossy().replace('\\', "/");
+                storage::upload(&p, &remote.join(&rel))?;
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
