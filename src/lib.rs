@@ -6,6 +6,8 @@
 //!
 //! - [`html`]: bytes → UTF-8 (BOM, HTTP charset, `<meta>`, chardetng) → a flat stream of start
 //!   tags, end tags, words and symbols with byte spans (lol_html underneath).
+//! - [`metadata`]: dates, language, authors, site name, canonical URL … noted during the same
+//!   token stream (JSON-LD, `<meta>`, `<time>`, URL, text near the headline).
 //! - [`scoring`]: a [`scoring::Scorer`] gives every token a score; [`scoring::max_subsequence`]
 //!   finds the highest-valued span in one pass.
 //! - [`extract`]: the synchronous, I/O-free [`extract::Extractor`] wiring the two and turning the
@@ -34,6 +36,7 @@ pub mod extract;
 pub mod features;
 pub mod html;
 pub mod learners;
+pub mod metadata;
 pub mod pipeline;
 pub mod scoring;
 pub mod sink;

@@ -153,7 +153,10 @@ fn warc_records_are_extracted_fingerprinted_and_written_in_order() {
     assert_eq!(m["source"]["kind"], "warc");
     assert!(m["source"]["offset"].as_u64().unwrap() > 0);
     assert_eq!(m["status"], 200);
-    assert_eq!(m["title"], "Story 0");
+    assert_eq!(m["html_title"], "Story 0");
+    assert_eq!(m["title"], "Story number 0", "the <h1> is the article's title");
+    assert!(m["lang"].is_string(), "the language of the (random-word) text");
+    assert!(m["authors"].as_array().unwrap().is_empty());
     assert_eq!(m["fetched_at"], "2026-11-22T10:00:00Z");
     assert_eq!(m["extraction"]["scorer"], "nb");
     assert_eq!(m["fingerprints"]["minhash"].as_array().unwrap().len(), 112);

@@ -9,6 +9,7 @@ pub mod text;
 use serde::{Deserialize, Serialize};
 
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions};
+use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
@@ -36,6 +37,10 @@ pub struct ExtractOptions {
     /// preceded by at least this many words; 0 turns it off. Default: 30.
     pub section_end_words: usize,
 
+    /// Read the page's metadata (dates, language, authors …; [`crate::metadata`]) in the same
+    /// pass. Default: on.
+    pub metadata: bool,
+
     /// Keep every token score for diagnostics ([`Extraction::top_segments`]). Default: off.
     pub keep_scores: bool,
     /// Pages larger than this are refused (default 32 MiB).
@@ -51,6 +56,7 @@ impl Default for ExtractOptions {
             drop_link_blocks: true,
             link_run_blocks: 2,
             section_end_words: 30,
+            metadata: true,
             keep_scores: false,
             max_page_bytes: 32 << 20,
         }
@@ -98,6 +104,19 @@ pub struct Extraction {
     /// Predicted title and headings, for scorers that label structure (`knn`, `igtree`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structure: Option<Structure>,
+    /// What the HTML says about the article (with [`ExtractOptions::metadata`]); turned
+    /// into record fields by [`Extraction::article_meta`].
+    #[serde(skip)]
+    pub signals: Option<Signals>,
+}
+
+impl Extraction {
+    /// The article's metadata fields and its best title, given what the HTML does not say
+    /// (the URL, the fetch time, a feed item); None without [`ExtractOptions::metadata`].
+    pub fn article_meta(&self, cx: Context<'_>) -> Option<(ArticleMeta, Option<String>)> {
+        let cx = Context { text: &self.text, html_title: self.title.as_deref(), ..cx };
+        self.signals.as_ref().map(|s| resolve(s, &cx))
+    }
 }
 
 /// Extracts pages with one scorer and one set of options; cheap to share between threads.
@@ -140,6 +159,7 @@ impl<'m> Extractor<'m> {
             tokens: Vec::with_capacity((size_hint / 6).min(1 << 22)),
             // Multi-span scorers need every score, not only the running maximum.
             scores: (self.options.keep_scores || self.scorer.selection() == Selection::PositiveTokens).then(Vec::new),
+            meta: self.options.metadata.then(Collector::default),
         };
         let topts = TokenizerOptions {
             http_charset: http_charset.map(str::to_string),
@@ -163,6 +183,7 @@ struct ScoreSink<'m> {
     mss: MaxSubsequence,
     tokens: Vec<Token>,
     scores: Option<Vec<f64>>,
+    meta: Option<Collector>,
 }
 
 impl ScoreSink<'_> {
@@ -179,6 +200,11 @@ impl TokenSink for ScoreSink<'_> {
     #[inline]
     fn token(&mut self, page: &str, token: &Token) {
         self.tokens.push(*token);
+        if token.kind.is_tag()
+            && let Some(m) = self.meta.as_mut()
+        {
+            m.token(page, token);
+        }
         let (mss, scores) = (&mut self.mss, &mut self.scores);
         self.scorer.push(page, token, &mut |s| Self::emit(mss, scores, s));
     }
@@ -234,6 +260,7 @@ impl PageExtraction<'_> {
             let mut x =
                 positive_tokens(page, tokens, scores, title, summary.encoding.map(|(e, _)| e), self.scorer_name);
             x.structure = structure;
+            x.signals = sink.meta.as_ref().map(|m| m.finish(page, None));
             return Ok(x);
         }
         let best = sink.mss.best().filter(|b| b.value > 0.0);
@@ -267,6 +294,7 @@ impl PageExtraction<'_> {
             text::render(page, slice, keep.as_deref(), &mut out);
         }
         let top_segments = sink.scores.as_deref().map(|v| max_subsequence::top_k(v, 5)).unwrap_or_default();
+        let signals = sink.meta.as_ref().map(|m| m.finish(page, span.map(|(s, _)| tokens[s].start as usize)));
         Ok(Extraction {
             title,
             text: out,
@@ -278,6 +306,7 @@ impl PageExtraction<'_> {
             scorer: self.scorer_name,
             top_segments,
             structure,
+            signals,
         })
     }
 }
@@ -313,6 +342,7 @@ fn positive_tokens(
         scorer,
         top_segments: Vec::new(),
         structure: None,
+        signals: None,
     }
 }
 

@@ -62,7 +62,8 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
     )
     .map_err(&e)?;
     // Columns added since the first version: databases written before get them.
-    let columns: [(&str, &str, &str); 12] = [
+    let columns: [(&str, &str, &str); 13] = [
+        ("articles", "item", "TEXT"),
         ("articles", "attempts", "INTEGER NOT NULL DEFAULT 0"),
         ("articles", "first_seen", "INTEGER"),
         ("articles", "last_seen", "INTEGER"),
@@ -244,8 +245,8 @@ type Failure = (&'static str, String);
 enum Work {
     /// Poll feed number `n` of the feed list.
     Poll(usize),
-    /// Fetch an article (URL, the feed that listed it).
-    Article(String, String),
+    /// Fetch an article (URL, the feed that listed it, its feed item as JSON).
+    Article(String, String, Option<String>),
 }
 
 /// What a finished unit of work gives back to the loop.
@@ -379,18 +380,25 @@ impl Crawl {
                     refresh = false;
                     resting.retain(|_, t| *t > now);
                     let mut st = conn
-                        .prepare_cached("SELECT url, feed FROM articles WHERE status = 'pending' ORDER BY id")
+                        .prepare_cached("SELECT url, feed, item FROM articles WHERE status = 'pending' ORDER BY id")
                         .map_err(&e)?;
-                    let rows =
-                        st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(&e)?;
+                    let rows = st
+                        .query_map([], |r| {
+                            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
+                        })
+                        .map_err(&e)?;
                     for row in rows {
-                        let (url, feed) = row.map_err(&e)?;
+                        let (url, feed, item) = row.map_err(&e)?;
                         if resting.contains_key(&url) || queued.contains(&url) {
                             continue;
                         }
                         let Ok(parsed) = Url::parse(&url) else { continue };
                         queued.insert(url.clone());
-                        frontier.push(&crate::sources::frontier::host_key(&parsed), Work::Article(url, feed), now);
+                        frontier.push(
+                            &crate::sources::frontier::host_key(&parsed),
+                            Work::Article(url, feed, item),
+                            now,
+                        );
                     }
                 }
                 // Start whatever may start: ready hosts, free connections.
@@ -412,8 +420,9 @@ impl Crawl {
                                 }
                                 Done::Poll(n, r)
                             }
-                            Work::Article(url, feed) => {
-                                let (event, transient, bytes) = this.article(&url, &feed).await;
+                            Work::Article(url, feed, item) => {
+                                let item = item.and_then(|j| serde_json::from_str(&j).ok());
+                                let (event, transient, bytes) = this.article(&url, &feed, item).await;
                                 Done::Article(url, event, transient, bytes)
                             }
                         };
@@ -544,12 +553,13 @@ impl Crawl {
                 let mut new = 0;
                 let mut ins = conn
                     .prepare_cached(
-                        "INSERT OR IGNORE INTO articles (url, feed, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3)",
+                        "INSERT OR IGNORE INTO articles (url, feed, first_seen, last_seen, item) VALUES (?1, ?2, ?3, ?3, ?4)",
                     )
                     .map_err(&e)?;
                 let mut seen = conn.prepare_cached("UPDATE articles SET last_seen = ?2 WHERE url = ?1").map_err(&e)?;
-                for l in &parsed.feed.links {
-                    let n = ins.execute(params![l.as_str(), feed.as_str(), now_unix]).map_err(&e)?;
+                for (i, l) in parsed.feed.links.iter().enumerate() {
+                    let item = parsed.feed.items.get(i).and_then(|it| serde_json::to_string(it).ok());
+                    let n = ins.execute(params![l.as_str(), feed.as_str(), now_unix, item]).map_err(&e)?;
                     if n == 0 {
                         seen.execute(params![l.as_str(), now_unix]).map_err(&e)?;
                     }
@@ -667,7 +677,12 @@ impl Crawl {
 
     /// Fetches one article and turns it into a source event; true when it failed for a
     /// reason that may pass, so that it is tried again; the bytes received, if any.
-    async fn article(&self, url: &str, feed: &str) -> (SourceEvent, bool, Option<u64>) {
+    async fn article(
+        &self,
+        url: &str,
+        feed: &str,
+        item: Option<crate::metadata::FeedItem>,
+    ) -> (SourceEvent, bool, Option<u64>) {
         let Ok(parsed) = Url::parse(url) else {
             return (SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") }, false, None);
         };
@@ -690,12 +705,13 @@ impl Crawl {
             let message = format!("{url}: HTTP status {}", f.status);
             return (SourceEvent::Failed { reason: "http_status", message }, transient, bytes);
         }
-        (self.page(url, feed, f), false, bytes)
+        (self.page(url, feed, f, item), false, bytes)
     }
 
     /// A fetched 2xx article as a page event.
-    fn page(&self, url: &str, feed: &str, mut f: Fetched) -> SourceEvent {
+    fn page(&self, url: &str, feed: &str, mut f: Fetched, item: Option<crate::metadata::FeedItem>) -> SourceEvent {
         let content_type = f.header("content-type").map(str::to_string);
+        let content_language = f.header("content-language").map(str::to_string);
         // Archived above; the raw body is not needed any more.
         let raw = std::mem::take(&mut f.body);
         let body = match http::decode_content(raw, f.header("content-encoding"), self.config.max_body_bytes as usize) {
@@ -715,6 +731,8 @@ impl Crawl {
             http_charset: content_type.as_deref().and_then(http::charset),
             content_type,
             body,
+            content_language,
+            feed_item: item,
         }))
     }
 }

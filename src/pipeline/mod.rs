@@ -484,6 +484,15 @@ pub fn page_record(
         return PageOutcome::NoText;
     }
     let fingerprints = fingerprinter.fingerprint(&x.text);
+    let cx = crate::metadata::Context {
+        url: &page.final_url,
+        content_language: page.content_language.as_deref(),
+        fetched_at: page.fetched_at.as_deref(),
+        feed: page.feed_item.as_ref(),
+        ..Default::default()
+    };
+    let (article, best_title) = x.article_meta(cx).unwrap_or_default();
+    let title = best_title.or_else(|| x.title.clone());
     let record = Record {
         id: page.id,
         text: x.text,
@@ -495,7 +504,10 @@ pub fn page_record(
             status: page.status,
             content_type: page.content_type,
             charset: x.encoding.map(str::to_string),
-            title: x.title,
+            title,
+            html_title: x.title,
+            article,
+            feed: page.feed_item,
             extraction: ExtractionInfo {
                 scorer: x.scorer.to_string(),
                 model: (!model.is_empty()).then(|| model.to_string()),

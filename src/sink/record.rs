@@ -31,8 +31,19 @@ pub struct Metadata {
     pub content_type: Option<String>,
     /// The character encoding the page was decoded with.
     pub charset: Option<String>,
-    /// Text of `<title>`.
+    /// The article's title: JSON-LD `headline`, `og:title`, `twitter:title`, the first `<h1>`
+    /// or `<title>` (the first present), with the site name stripped.
     pub title: Option<String>,
+    /// Text of `<title>`, as it is.
+    #[serde(default)]
+    pub html_title: Option<String>,
+    /// Dates, language, authors, description, site name, canonical URL, image, sections and
+    /// keywords ([`crate::metadata`]).
+    #[serde(flatten)]
+    pub article: crate::metadata::ArticleMeta,
+    /// The feed item's own fields (feeds mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed: Option<crate::metadata::FeedItem>,
     pub extraction: ExtractionInfo,
     pub fingerprints: Fingerprints,
     /// The id of the first record of this run whose text this one nearly duplicates.

@@ -50,6 +50,8 @@ pub fn read_feed_list(path: &Path) -> Result<Vec<Url>, FeedListError> {
 pub struct ParsedFeed {
     /// Article links, canonical, in feed order, without repeats.
     pub links: Vec<Url>,
+    /// The item of each link (same order): title, dates, authors, categories, summary.
+    pub items: Vec<crate::metadata::FeedItem>,
     /// RSS `<ttl>`: minutes the feed may be cached, as seconds.
     pub ttl_secs: Option<u64>,
     /// RSS Syndication module: `sy:updatePeriod` divided by `sy:updateFrequency`, in seconds.
@@ -96,6 +98,7 @@ pub fn parse_feed_full(body: &[u8], feed_url: &Url) -> Result<ParsedFeed, String
         },
     };
     let mut out: Vec<Url> = Vec::new();
+    let mut items = Vec::new();
     // A set, not `out.contains`: a feed near the 10 MB body cap has ~100k items, and a
     // linear search per item made one poll of it take 20 s.
     let mut seen = std::collections::HashSet::with_capacity(feed.entries.len());
@@ -117,14 +120,48 @@ pub fn parse_feed_full(body: &[u8], feed_url: &Url) -> Result<ParsedFeed, String
         }
         let url = canonicalize(url);
         if seen.insert(url.clone()) {
+            items.push(feed_item(entry, url.as_str()));
             out.push(url);
         }
     }
     Ok(ParsedFeed {
         links: out,
+        items,
         ttl_secs: feed.ttl.map(|m| u64::from(m) * 60),
         update_period_secs: update_period(body),
     })
+}
+
+/// Longest feed item summary kept (characters).
+const MAX_SUMMARY_CHARS: usize = 1000;
+
+/// The fields of a feed item a record carries (`metadata.feed`).
+fn feed_item(entry: &feed_rs::model::Entry, link: &str) -> crate::metadata::FeedItem {
+    use crate::metadata::clean_text;
+    let text = |t: &feed_rs::model::Text| Some(clean_text(&t.content)).filter(|s| !s.is_empty());
+    let summary =
+        entry.summary.as_ref().and_then(text).map(|s| {
+            if s.chars().count() > MAX_SUMMARY_CHARS { s.chars().take(MAX_SUMMARY_CHARS).collect() } else { s }
+        });
+    crate::metadata::FeedItem {
+        title: entry.title.as_ref().and_then(text),
+        link: Some(link.to_string()),
+        published: entry.published.map(|d| d.to_rfc3339()),
+        updated: entry.updated.map(|d| d.to_rfc3339()),
+        authors: entry
+            .authors
+            .iter()
+            .map(|a| a.name.as_deref().unwrap_or("").trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        categories: entry
+            .categories
+            .iter()
+            .map(|c| c.label.clone().unwrap_or_else(|| c.term.clone()).trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect(),
+        summary,
+    }
 }
 
 /// `<rss>` without a known version gets `version="2.0"`; `None` when that is not the problem.

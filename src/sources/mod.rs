@@ -31,6 +31,10 @@ pub struct Page {
     pub http_charset: Option<String>,
     /// The body with transfer- and content-coding undone.
     pub body: Vec<u8>,
+    /// The response's `Content-Language`, if any.
+    pub content_language: Option<String>,
+    /// The feed item that linked the page (feeds mode).
+    pub feed_item: Option<crate::metadata::FeedItem>,
 }
 
 /// What a source produces for each input.
@@ -134,6 +138,7 @@ pub fn response_event(file: &str, rec: WarcRecord) -> SourceEvent {
         return SourceEvent::Skipped { reason: "http_status" };
     }
     let content_type = response.head.header("content-type").map(str::to_string);
+    let content_language = response.head.header("content-language").map(str::to_string);
     if !http::is_html(content_type.as_deref(), &response.body) {
         return SourceEvent::Skipped { reason: "not_html" };
     }
@@ -147,6 +152,8 @@ pub fn response_event(file: &str, rec: WarcRecord) -> SourceEvent {
         http_charset: content_type.as_deref().and_then(http::charset),
         content_type,
         body: response.body,
+        content_language,
+        feed_item: None,
     }))
 }
 

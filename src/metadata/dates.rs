@@ -1,0 +1,328 @@
+//! Dates as pages write them, read into one form: `YYYY-MM-DD`, with `THH:MM:SS` and an
+//! offset where the source gives a time. Accepts ISO 8601 and its common looser forms
+//! (`2026-11-24T09:30:00+01:00`, `2026-11-24 09:30`, `20261124`), RFC 2822 (`Tue, 24 Nov 2026
+//! 09:30:00 GMT`), numeric day-first and US forms (`24.11.2026`, `24/11/2026`, `11/24/2026`
+//! when the day is over 12), and written-out months in English, German, French, Spanish,
+//! Italian, Portuguese and Dutch (`November 24, 2026`, `24. November 2026`, `24 novembre
+//! 2026`, `24 de noviembre de 2026`). URLs give dates as `/2026/11/24/`, `/2026-11-24` or
+//! `/20261124`. Only dates between 1995 and the latest plausible day are taken: a page
+//! cannot be published before the web had news sites or after it was fetched.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// A calendar date, and the time of day when the source gives one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Date {
+    pub year: u16,
+    pub month: u8,
+    pub day: u8,
+    /// Hours, minutes, seconds and the UTC offset in minutes (None: local time unknown).
+    pub time: Option<(u8, u8, u8, Option<i16>)>,
+}
+
+/// Earliest year taken as a publication date.
+pub const MIN_YEAR: u16 = 1995;
+
+impl Date {
+    pub fn new(year: u16, month: u8, day: u8) -> Option<Date> {
+        let max_day = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => 29,
+            2 => 28,
+            _ => return None,
+        };
+        (year >= MIN_YEAR && day >= 1 && day <= max_day).then_some(Date { year, month, day, time: None })
+    }
+
+    /// The day alone, for comparing with a gold `YYYY-MM-DD`.
+    pub fn day_string(&self) -> String {
+        format!("{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+
+    /// ISO 8601: the day, then the time and offset where known.
+    pub fn iso(&self) -> String {
+        let mut s = self.day_string();
+        if let Some((h, m, sec, off)) = self.time {
+            s.push_str(&format!("T{h:02}:{m:02}:{sec:02}"));
+            match off {
+                Some(0) => s.push('Z'),
+                Some(o) => {
+                    s.push_str(&format!("{}{:02}:{:02}", if o < 0 { '-' } else { '+' }, o.abs() / 60, o.abs() % 60))
+                }
+                None => {}
+            }
+        }
+        s
+    }
+
+    fn key(&self) -> (u16, u8, u8) {
+        (self.year, self.month, self.day)
+    }
+
+    /// Not after `latest` (a fetch date, or today), compared by day.
+    pub fn not_after(&self, latest: &Date) -> bool {
+        self.key() <= latest.key()
+    }
+}
+
+/// Month names (lower case, accents kept) → month number. Abbreviations are prefixes of
+/// three or more letters of these, matched by [`month_of`].
+const MONTHS: &[(&str, u8)] = &[
+    ("january", 1),
+    ("february", 2),
+    ("march", 3),
+    ("april", 4),
+    ("may", 5),
+    ("june", 6),
+    ("july", 7),
+    ("august", 8),
+    ("september", 9),
+    ("october", 10),
+    ("november", 11),
+    ("december", 12),
+    ("januar", 1),
+    ("jänner", 1),
+    ("februar", 2),
+    ("märz", 3),
+    ("maerz", 3),
+    ("mai", 5),
+    ("juni", 6),
+    ("juli", 7),
+    ("oktober", 10),
+    ("dezember", 12),
+    ("janvier", 1),
+    ("février", 2),
+    ("fevrier", 2),
+    ("mars", 3),
+    ("avril", 4),
+    ("juin", 6),
+    ("juillet", 7),
+    ("août", 8),
+    ("aout", 8),
+    ("septembre", 9),
+    ("octobre", 10),
+    ("novembre", 11),
+    ("décembre", 12),
+    ("decembre", 12),
+    ("enero", 1),
+    ("febrero", 2),
+    ("marzo", 3),
+    ("abril", 4),
+    ("mayo", 5),
+    ("junio", 6),
+    ("julio", 7),
+    ("agosto", 8),
+    ("septiembre", 9),
+    ("setiembre", 9),
+    ("octubre", 10),
+    ("noviembre", 11),
+    ("diciembre", 12),
+    ("gennaio", 1),
+    ("febbraio", 2),
+    ("aprile", 4),
+    ("maggio", 5),
+    ("giugno", 6),
+    ("luglio", 7),
+    ("settembre", 9),
+    ("ottobre", 10),
+    ("dicembre", 12),
+    ("janeiro", 1),
+    ("fevereiro", 2),
+    ("março", 3),
+    ("maio", 5),
+    ("junho", 6),
+    ("julho", 7),
+    ("setembro", 9),
+    ("outubro", 10),
+    ("dezembro", 12),
+    ("januari", 1),
+    ("februari", 2),
+    ("maart", 3),
+    ("mei", 5),
+    ("augustus", 8),
+];
+
+/// The month a word names: a full name, or an abbreviation of at least three letters
+/// (`Nov`, `Sept.`, `févr`); `mar` is March, `mai` May (German/French).
+pub fn month_of(word: &str) -> Option<u8> {
+    let w = word.trim_end_matches('.').to_lowercase();
+    if w.chars().count() < 3 {
+        return None;
+    }
+    if let Some(&(_, m)) = MONTHS.iter().find(|(n, _)| *n == w) {
+        return Some(m);
+    }
+    MONTHS.iter().find(|(n, _)| n.starts_with(w.as_str())).map(|&(_, m)| m)
+}
+
+static ISO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?x)^\s*(\d{4})-?(\d{2})-?(\d{2})
+          (?:[T\s](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?\s*(Z|[+-]\d{2}:?\d{2}|UTC|GMT)?)?",
+    )
+    .expect("valid regex")
+});
+
+static NUMERIC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(\d{1,2})[./](\d{1,2})[./](\d{4})\b").expect("valid regex"));
+
+static WRITTEN_DMY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(\d{1,2})(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?(\p{L}{3,10})\.?,?\s+(?:de\s+)?(\d{4})\b")
+        .expect("valid regex")
+});
+
+static WRITTEN_MDY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(\p{L}{3,10})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b").expect("valid regex")
+});
+
+static URL_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[/_-]((?:19|20)\d{2})[/_-]?(0[1-9]|1[0-2])[/_-]?(0[1-9]|[12]\d|3[01])(?:[/_.-]|$)")
+        .expect("valid regex")
+});
+
+fn offset_minutes(z: &str) -> Option<i16> {
+    match z {
+        "Z" | "UTC" | "GMT" => Some(0),
+        _ => {
+            let sign = if z.starts_with('-') { -1 } else { 1 };
+            let digits: String = z.chars().filter(char::is_ascii_digit).collect();
+            let h: i16 = digits.get(..2)?.parse().ok()?;
+            let m: i16 = digits.get(2..4)?.parse().ok()?;
+            Some(sign * (h * 60 + m))
+        }
+    }
+}
+
+/// Reads a date value of structured metadata (JSON-LD, `<meta content>`, `<time datetime>`):
+/// ISO 8601 first, then RFC 2822, then the written forms.
+pub fn parse(value: &str) -> Option<Date> {
+    let v = value.trim();
+    if v.is_empty() || v.len() > 200 {
+        return None;
+    }
+    if let Some(c) = ISO.captures(v) {
+        let num = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u16>().ok());
+        if let Some(mut d) = Date::new(num(1)?, num(2)? as u8, num(3)? as u8) {
+            if let (Some(h), Some(m)) = (num(4), num(5))
+                && h < 24
+                && m < 60
+            {
+                let s = num(6).unwrap_or(0).min(59);
+                d.time = Some((h as u8, m as u8, s as u8, c.get(7).and_then(|z| offset_minutes(z.as_str()))));
+            }
+            return Some(d);
+        }
+    }
+    if let Ok(t) = chrono::DateTime::parse_from_rfc2822(v) {
+        use chrono::{Datelike, Timelike};
+        let mut d = Date::new(t.year().try_into().ok()?, t.month() as u8, t.day() as u8)?;
+        d.time = Some((
+            t.hour() as u8,
+            t.minute() as u8,
+            t.second() as u8,
+            Some((t.offset().local_minus_utc() / 60) as i16),
+        ));
+        return Some(d);
+    }
+    find_in_text(v)
+}
+
+/// The first date written in running text (`Published 24. November 2026`, `11/24/2026`).
+pub fn find_in_text(text: &str) -> Option<Date> {
+    let mut best: Option<(usize, Date)> = None;
+    let mut consider = |at: usize, d: Option<Date>| {
+        if let Some(d) = d
+            && best.is_none_or(|(b, _)| at < b)
+        {
+            best = Some((at, d));
+        }
+    };
+    if let Some(c) = WRITTEN_DMY.captures(text) {
+        let d = month_of(&c[2]).and_then(|m| Date::new(c[3].parse().ok()?, m, c[1].parse().ok()?));
+        consider(c.get(0).expect("match").start(), d);
+    }
+    if let Some(c) = WRITTEN_MDY.captures(text) {
+        let d = month_of(&c[1]).and_then(|m| Date::new(c[3].parse().ok()?, m, c[2].parse().ok()?));
+        consider(c.get(0).expect("match").start(), d);
+    }
+    if let Some(c) = NUMERIC.captures(text) {
+        let (a, b, y): (u8, u8, u16) = (c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?);
+        // Day first (most of the world) unless the second number cannot be a month.
+        let d = if b > 12 { Date::new(y, a, b) } else { Date::new(y, b, a) };
+        consider(c.get(0).expect("match").start(), d);
+    }
+    if let Some(c) = ISO_IN_TEXT.captures(text) {
+        let d = Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?);
+        consider(c.get(0).expect("match").start(), d);
+    }
+    best.map(|(_, d)| d)
+}
+
+static ISO_IN_TEXT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b").expect("valid regex"));
+
+/// A date in a URL's path (`/2026/11/24/`, `/2026-11-24-title`, `/20261124/`).
+pub fn from_url(url: &str) -> Option<Date> {
+    let path = url.split_once("://").map_or(url, |(_, r)| r.split_once('/').map_or("", |(_, p)| p));
+    let path = format!("/{}", path.split(['?', '#']).next().unwrap_or(""));
+    let c = URL_DATE.captures(&path)?;
+    Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(s: &str) -> Option<String> {
+        parse(s).map(|d| d.day_string())
+    }
+
+    #[test]
+    fn structured_values_in_their_common_forms() {
+        assert_eq!(parse("2026-11-24T09:30:00+01:00").unwrap().iso(), "2026-11-24T09:30:00+01:00");
+        assert_eq!(parse("2026-11-24T09:30:00.123Z").unwrap().iso(), "2026-11-24T09:30:00Z");
+        assert_eq!(parse("2026-11-24 09:30").unwrap().iso(), "2026-11-24T09:30:00");
+        assert_eq!(parse("2026-11-24").unwrap().iso(), "2026-11-24");
+        assert_eq!(day("20261124"), Some("2026-11-24".into()));
+        assert_eq!(parse("Tue, 24 Nov 2026 09:30:00 GMT").unwrap().iso(), "2026-11-24T09:30:00Z");
+        assert_eq!(day("November 24, 2026"), Some("2026-11-24".into()));
+        assert_eq!(day("Nov. 24th, 2026"), Some("2026-11-24".into()));
+        assert_eq!(day("24. November 2026"), Some("2026-11-24".into()));
+        assert_eq!(day("24. März 2026"), Some("2026-03-24".into()));
+        assert_eq!(day("24 novembre 2026"), Some("2026-11-24".into()));
+        assert_eq!(day("24 de noviembre de 2026"), Some("2026-11-24".into()));
+        assert_eq!(day("24 settembre 2026"), Some("2026-09-24".into()));
+        assert_eq!(day("24.11.2026"), Some("2026-11-24".into()));
+        assert_eq!(day("11/24/2026"), Some("2026-11-24".into()));
+        assert_eq!(day("05/04/2026"), Some("2026-04-05".into()), "day first when both could be");
+    }
+
+    #[test]
+    fn impossible_and_implausible_dates_are_refused() {
+        for bad in ["2026-02-30", "2026-13-01", "1994-06-01", "31.04.2026", "not a date", "", "Mar 2026"] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+        assert_eq!(day("2024-02-29"), Some("2024-02-29".into()));
+    }
+
+    #[test]
+    fn text_gives_its_first_date() {
+        let t = "Posted by Ann on 3 March 2025 · updated 2025-04-01";
+        assert_eq!(find_in_text(t).unwrap().day_string(), "2025-03-03");
+        assert_eq!(find_in_text("Stand: 12.01.2019, 14:00 Uhr").unwrap().day_string(), "2019-01-12");
+        assert_eq!(find_in_text("no dates here, only 42 and 2019"), None);
+    }
+
+    #[test]
+    fn urls_give_their_path_date() {
+        assert_eq!(from_url("https://x.com/2026/11/24/story.html").unwrap().day_string(), "2026-11-24");
+        assert_eq!(from_url("https://x.com/news/2026-11-24-story").unwrap().day_string(), "2026-11-24");
+        assert_eq!(from_url("https://x.com/a/20261124/story").unwrap().day_string(), "2026-11-24");
+        assert_eq!(from_url("https://x.com/story?id=20261124"), None, "the query is not the path");
+        assert_eq!(from_url("https://x.com/2026/11/story"), None, "no day");
+        assert_eq!(from_url("https://20261124.example.com/x"), None, "the host is not the path");
+    }
+}

@@ -1,0 +1,519 @@
+//! What a search index sorts and filters by besides the text: publication and modification
+//! dates, language, authors, description, site name, canonical URL, image, sections and
+//! keywords, and the best title. Read in the extractor's single streaming pass: while tokens
+//! go by, [`Collector`] only notes the byte spans of the few tags that carry metadata
+//! (`<html>`, `<meta>`, `<link>`, `<time>`, elements with `itemprop`, `<a rel=author>`, the
+//! first `<h1>`) and of JSON-LD script bodies (the tokenizer keeps the decoded page, so no
+//! second parse and no copy until the end); [`Collector::finish`] reads those spans into
+//! [`Signals`]. [`resolve`] then decides each field from the signals, the extracted text,
+//! the URL and a feed item, in a fixed order of trust: JSON-LD, then `<meta>` (OpenGraph,
+//! `article:*`, Dublin Core, microdata), then `<time>`, then the URL, then dates written in
+//! the text near the headline.
+
+pub mod dates;
+pub mod jsonld;
+pub mod lang;
+
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::html::{Token, TokenKind, entities, tags};
+
+/// Spans kept per page, so a hostile page cannot grow the collector without bound.
+const MAX_TAGS: usize = 512;
+const MAX_JSONLD: usize = 16;
+/// Bytes of page text searched for a written date after the headline.
+const TEXT_DATE_WINDOW: usize = 3000;
+
+/// Fields about the article, in every record's `metadata` (and `extract --json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ArticleMeta {
+    /// Publication date, ISO 8601 (`2026-11-24`, or with time and offset where known).
+    pub published: Option<String>,
+    /// Last modification date, ISO 8601.
+    pub modified: Option<String>,
+    /// Where `published` came from: `json-ld`, `meta`, `time`, `url`, `text` or `feed`.
+    pub date_source: Option<String>,
+    /// Language of the text, ISO 639-1 (the declared language for short texts).
+    pub lang: Option<String>,
+    /// The identifier's confidence (0–1); null when the declared language was taken.
+    pub lang_confidence: Option<f64>,
+    pub authors: Vec<String>,
+    pub description: Option<String>,
+    pub site_name: Option<String>,
+    pub canonical_url: Option<String>,
+    pub image: Option<String>,
+    /// Sections (JSON-LD `articleSection`, `article:section`).
+    pub categories: Vec<String>,
+    pub keywords: Vec<String>,
+}
+
+/// What one page's HTML says (before the URL, the text and a feed item are considered).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Signals {
+    pub jsonld: jsonld::JsonLd,
+    /// `<meta>` and microdata `itemprop` values: (lower-cased key, value), in page order.
+    pub meta: Vec<(String, String)>,
+    /// `datetime` of `<time>` elements: (value, marked as the publication date).
+    pub times: Vec<(String, bool)>,
+    pub canonical: Option<String>,
+    pub html_lang: Option<String>,
+    pub h1: Option<String>,
+    pub author_links: Vec<String>,
+    /// A date written in the page text just after the headline (or the article's start).
+    pub text_date: Option<dates::Date>,
+}
+
+impl Signals {
+    fn meta(&self, keys: &[&str]) -> Option<&str> {
+        keys.iter()
+            .find_map(|k| self.meta.iter().find(|(mk, v)| mk == k && !v.trim().is_empty()).map(|(_, v)| v.trim()))
+    }
+
+    fn meta_all(&self, key: &str) -> impl Iterator<Item = &str> {
+        self.meta.iter().filter(move |(k, _)| k == key).map(|(_, v)| v.trim()).filter(|v| !v.is_empty())
+    }
+}
+
+static ITEMPROP: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("itemprop"));
+static LD_JSON: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("ld+json"));
+static AUTHOR: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("author"));
+
+/// Notes metadata-bearing spans as tokens go by (the hot path: a table lookup per tag and a
+/// SIMD substring search per start tag; no allocation until [`MAX_TAGS`] spans).
+#[derive(Debug, Default)]
+pub struct Collector {
+    tags: Vec<(u32, u32)>,
+    jsonld: Vec<(u32, u32)>,
+    jsonld_open: Option<u32>,
+    h1: Option<(u32, u32)>,
+    h1_open: Option<u32>,
+    author_links: Vec<(u32, u32)>,
+    author_open: Option<u32>,
+}
+
+impl Collector {
+    #[inline]
+    pub fn token(&mut self, page: &str, t: &Token) {
+        match t.kind {
+            TokenKind::StartTag => self.start_tag(page, t),
+            TokenKind::EndTag => self.end_tag(t),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn start_tag(&mut self, page: &str, t: &Token) {
+        let raw = t.raw(page).as_bytes();
+        match t.tag {
+            tags::META | tags::LINK | tags::HTML | tags::TIME => self.note(t),
+            tags::SCRIPT if LD_JSON.find(raw).is_some() && self.jsonld.len() < MAX_JSONLD => {
+                self.jsonld_open = Some(t.end);
+            }
+            tags::SCRIPT => {}
+            tags::H1 if self.h1.is_none() && self.h1_open.is_none() => self.h1_open = Some(t.end),
+            tags::A if AUTHOR.find(raw).is_some() && raw.windows(3).any(|w| w.eq_ignore_ascii_case(b"rel")) => {
+                self.author_open = Some(t.end);
+            }
+            _ if ITEMPROP.find(raw).is_some() => self.note(t),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn end_tag(&mut self, t: &Token) {
+        match t.tag {
+            tags::SCRIPT => {
+                if let Some(s) = self.jsonld_open.take() {
+                    self.jsonld.push((s, t.start));
+                }
+            }
+            tags::H1 => {
+                if let Some(s) = self.h1_open.take() {
+                    self.h1 = Some((s, t.start));
+                }
+            }
+            tags::A => {
+                if let Some(s) = self.author_open.take()
+                    && self.author_links.len() < 8
+                {
+                    self.author_links.push((s, t.start));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn note(&mut self, t: &Token) {
+        if self.tags.len() < MAX_TAGS {
+            self.tags.push((t.start, t.end));
+        }
+    }
+
+    /// Reads the noted spans of `page` (the decoded page the token spans index) into
+    /// signals; `text_from` is where a written date is looked for when the page has no
+    /// `<h1>` (the start of the extracted span).
+    pub fn finish(&self, page: &str, text_from: Option<usize>) -> Signals {
+        let span = |(s, e): (u32, u32)| page.get(s as usize..e as usize).unwrap_or("");
+        let mut sig = Signals { jsonld: jsonld::read(self.jsonld.iter().map(|&s| span(s))), ..Signals::default() };
+        for &s in &self.tags {
+            let raw = span(s);
+            let attrs = attributes(raw);
+            let get = |n: &str| attrs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+            let name = tag_name(raw);
+            match name.as_str() {
+                "html" => sig.html_lang = get("lang").or(get("xml:lang")).and_then(lang::primary_subtag),
+                "link" => {
+                    if sig.canonical.is_none()
+                        && get("rel")
+                            .is_some_and(|r| r.split_ascii_whitespace().any(|w| w.eq_ignore_ascii_case("canonical")))
+                    {
+                        sig.canonical = get("href").map(str::to_string);
+                    }
+                }
+                "meta" => {
+                    let key = get("property").or(get("name")).or(get("itemprop")).or(get("http-equiv"));
+                    if let (Some(k), Some(v)) = (key, get("content")) {
+                        sig.meta.push((k.trim().to_ascii_lowercase(), v.to_string()));
+                    }
+                }
+                _ => {
+                    if name == "time"
+                        && let Some(dt) = get("datetime")
+                    {
+                        let marked = get("pubdate").is_some()
+                            || get("itemprop").is_some_and(|p| p.eq_ignore_ascii_case("datePublished"))
+                            || get("class").is_some_and(|c| c.to_ascii_lowercase().contains("publish"));
+                        sig.times.push((dt.to_string(), marked));
+                    }
+                    if let Some(p) = get("itemprop")
+                        && let Some(v) = get("content").or(get("datetime"))
+                    {
+                        sig.meta.push((p.trim().to_ascii_lowercase(), v.to_string()));
+                    }
+                }
+            }
+        }
+        sig.h1 = self.h1.map(|s| clean_text(span(s))).filter(|t| !t.is_empty() && t.len() < 400);
+        sig.author_links = self
+            .author_links
+            .iter()
+            .map(|&s| clean_text(span(s)))
+            .filter(|t| !t.is_empty() && t.split_whitespace().count() <= 5)
+            .collect();
+        let from = self.h1.map(|(_, e)| e as usize).or(text_from);
+        if let Some(from) = from {
+            let mut end = (from + TEXT_DATE_WINDOW).min(page.len());
+            while !page.is_char_boundary(end) {
+                end -= 1;
+            }
+            if let Some(window) = page.get(from..end) {
+                sig.text_date = dates::find_in_text(&clean_text(window));
+            }
+        }
+        sig
+    }
+}
+
+/// A start tag's name, lower case.
+fn tag_name(raw: &str) -> String {
+    raw.trim_start_matches('<')
+        .split(|c: char| c.is_ascii_whitespace() || c == '/' || c == '>')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// A start tag's attributes: (lower-cased name, value with character references decoded).
+pub fn attributes(raw: &str) -> Vec<(String, String)> {
+    let b = raw.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' && b[i] != b'/' {
+        i += 1;
+    }
+    loop {
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b'/') {
+            i += 1;
+        }
+        if i >= b.len() || b[i] == b'>' {
+            break;
+        }
+        let ns = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'=' | b'>' | b'/') {
+            i += 1;
+        }
+        let name = raw[ns..i].to_ascii_lowercase();
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let mut value = String::new();
+        if i < b.len() && b[i] == b'=' {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            let (vs, ve) = if i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
+                let q = b[i];
+                let vs = i + 1;
+                let ve = memchr::memchr(q, &b[vs..]).map_or(b.len(), |o| vs + o);
+                i = (ve + 1).min(b.len());
+                (vs, ve)
+            } else {
+                let vs = i;
+                while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
+                    i += 1;
+                }
+                (vs, i)
+            };
+            entities::decode_into(&raw[vs..ve], &mut value);
+        }
+        if !name.is_empty() {
+            out.push((name, value));
+        }
+    }
+    out
+}
+
+/// Text of an HTML fragment: tags dropped, references decoded, whitespace collapsed.
+pub fn clean_text(html: &str) -> String {
+    let mut text = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(lt) = rest.find('<') {
+        text.push_str(&rest[..lt]);
+        text.push(' ');
+        rest = rest[lt..].find('>').map_or("", |gt| &rest[lt + gt + 1..]);
+    }
+    text.push_str(rest);
+    let mut decoded = String::with_capacity(text.len());
+    entities::decode_into(&text, &mut decoded);
+    decoded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A feed item's own fields (`metadata.feed` in feeds mode).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FeedItem {
+    pub title: Option<String>,
+    pub link: Option<String>,
+    pub published: Option<String>,
+    pub updated: Option<String>,
+    pub authors: Vec<String>,
+    pub categories: Vec<String>,
+    pub summary: Option<String>,
+}
+
+/// Everything [`resolve`] decides from besides the page's signals.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    pub url: &'a str,
+    /// The extracted text (for the language).
+    pub text: &'a str,
+    /// The `<title>` text.
+    pub html_title: Option<&'a str>,
+    /// `Content-Language` of the response.
+    pub content_language: Option<&'a str>,
+    /// When the page was fetched (RFC 3339): no date after it is taken.
+    pub fetched_at: Option<&'a str>,
+    pub feed: Option<&'a FeedItem>,
+}
+
+const PUBLISHED_META: &[&str] = &[
+    "article:published_time",
+    "og:article:published_time",
+    "og:published_time",
+    "datepublished",
+    "article.published",
+    "published_time",
+    "publishdate",
+    "publish-date",
+    "publish_date",
+    "pubdate",
+    "parsely-pub-date",
+    "sailthru.date",
+    "dc.date.issued",
+    "dcterms.issued",
+    "dc.date.created",
+    "dcterms.created",
+    "citation_publication_date",
+    "citation_date",
+    "originalpublicationdate",
+    "article_date_original",
+    "date",
+    "dc.date",
+    "dcterms.date",
+    "og:pubdate",
+    "datecreated",
+];
+
+const MODIFIED_META: &[&str] = &[
+    "article:modified_time",
+    "og:updated_time",
+    "datemodified",
+    "dcterms.modified",
+    "dc.date.modified",
+    "last-modified",
+    "lastmod",
+];
+
+const AUTHOR_META: &[&str] =
+    &["author", "article:author", "dc.creator", "dcterms.creator", "parsely-author", "sailthru.author", "byl"];
+
+/// Decides every field of [`ArticleMeta`], and the best title.
+pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>) {
+    let latest = cx.fetched_at.and_then(dates::parse).unwrap_or_else(|| {
+        use chrono::Datelike;
+        let now = chrono::Utc::now() + chrono::Duration::days(1);
+        dates::Date { year: now.year() as u16, month: now.month() as u8, day: now.day() as u8, time: None }
+    });
+    let ok = |d: Option<dates::Date>| d.filter(|d| d.not_after(&latest));
+    let j = &sig.jsonld;
+    let time_marked = sig.times.iter().find(|(_, m)| *m).map(|(v, _)| v.as_str());
+    let candidates: [(Option<dates::Date>, &str); 6] = [
+        (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
+        (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
+        (ok(time_marked.or(sig.times.first().map(|(v, _)| v.as_str())).and_then(dates::parse)), "time"),
+        (ok(dates::from_url(cx.url)), "url"),
+        (ok(sig.text_date), "text"),
+        (ok(cx.feed.and_then(|f| f.published.as_deref().or(f.updated.as_deref())).and_then(dates::parse)), "feed"),
+    ];
+    let (published, date_source) =
+        candidates.iter().find_map(|(d, s)| d.map(|d| (Some(d.iso()), Some(s.to_string())))).unwrap_or((None, None));
+    let modified = ok(j.modified.as_deref().and_then(dates::parse))
+        .or_else(|| ok(sig.meta(MODIFIED_META).and_then(dates::parse)))
+        .or_else(|| ok(cx.feed.and_then(|f| f.updated.as_deref()).and_then(dates::parse)))
+        .map(|d| d.iso());
+
+    let site_name = sig
+        .meta(&["og:site_name", "application-name", "al:android:app_name"])
+        .map(str::to_string)
+        .or_else(|| j.publisher.clone());
+    let mut authors: Vec<String> = if !j.authors.is_empty() {
+        j.authors.clone()
+    } else if let Some(a) = AUTHOR_META.iter().find_map(|k| {
+        let v: Vec<&str> = sig.meta_all(k).filter(|v| !v.starts_with("http")).collect();
+        (!v.is_empty()).then_some(v)
+    }) {
+        a.iter().flat_map(|v| split_names(v)).collect()
+    } else if !sig.author_links.is_empty() {
+        sig.author_links.iter().flat_map(|v| split_names(v)).collect()
+    } else {
+        cx.feed.map(|f| f.authors.clone()).unwrap_or_default()
+    };
+    dedup(&mut authors);
+    let mut keywords =
+        if j.keywords.is_empty() { split_list(sig.meta(&["news_keywords", "keywords"])) } else { j.keywords.clone() };
+    keywords.extend(sig.meta_all("article:tag").map(str::to_string));
+    dedup(&mut keywords);
+    let mut categories = if j.section.is_empty() {
+        sig.meta_all("article:section").map(str::to_string).collect()
+    } else {
+        j.section.clone()
+    };
+    if categories.is_empty()
+        && let Some(f) = cx.feed
+    {
+        categories = f.categories.clone();
+    }
+    dedup(&mut categories);
+    let declared = sig.html_lang.clone().or_else(|| {
+        cx.content_language
+            .or(sig.meta(&["content-language", "og:locale", "dc.language"]))
+            .and_then(lang::primary_subtag)
+    });
+    let (lang, lang_confidence) = lang::identify(cx.text, declared.as_deref());
+    let title = [
+        j.headline.as_deref().filter(|_| j.is_article),
+        sig.meta(&["og:title"]),
+        sig.meta(&["twitter:title"]),
+        sig.h1.as_deref(),
+        cx.html_title,
+        cx.feed.and_then(|f| f.title.as_deref()),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|t| strip_site_name(t, site_name.as_deref()))
+    .find(|t| !t.is_empty());
+    let meta = ArticleMeta {
+        published,
+        modified,
+        date_source,
+        lang,
+        lang_confidence,
+        authors,
+        description: sig
+            .meta(&["og:description", "description", "twitter:description", "dc.description"])
+            .map(str::to_string)
+            .or_else(|| j.description.clone())
+            .or_else(|| cx.feed.and_then(|f| f.summary.clone())),
+        site_name,
+        canonical_url: sig
+            .canonical
+            .clone()
+            .or_else(|| sig.meta(&["og:url"]).map(str::to_string))
+            .or_else(|| j.url.clone()),
+        image: sig
+            .meta(&["og:image", "og:image:url", "twitter:image", "twitter:image:src"])
+            .map(str::to_string)
+            .or_else(|| j.image.clone()),
+        categories,
+        keywords,
+    };
+    (meta, title)
+}
+
+fn dedup(v: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|x| seen.insert(x.to_lowercase()));
+}
+
+fn split_list(v: Option<&str>) -> Vec<String> {
+    v.map(|s| s.split([',', ';']).map(str::trim).filter(|k| !k.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// "By Ann Lee and Bo Chan" → ["Ann Lee", "Bo Chan"].
+fn split_names(v: &str) -> Vec<String> {
+    let v = v.trim();
+    let v = ["By ", "by ", "BY ", "Von ", "von ", "Par ", "par ", "Por ", "por "]
+        .iter()
+        .find_map(|p| v.strip_prefix(p))
+        .unwrap_or(v);
+    v.split([',', '|', ';'])
+        .flat_map(|p| p.split(" and ").flat_map(|q| q.split(" & ")).flat_map(|q| q.split(" und ")))
+        .map(|n| n.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|n| !n.is_empty() && n.split_whitespace().count() <= 6)
+        .collect()
+}
+
+/// Removes the site name from a title: "Ferry approved | Harbour News" → "Ferry approved".
+/// Without a known site name, a last part after ` | ` is taken as one when it is shorter
+/// than the rest.
+pub fn strip_site_name(title: &str, site: Option<&str>) -> String {
+    let t = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    const SEPS: [&str; 7] = [" | ", " - ", " – ", " — ", " :: ", " · ", " » "];
+    if let Some(site) = site.map(str::trim).filter(|s| !s.is_empty()) {
+        let site_l = site.to_lowercase();
+        for sep in SEPS {
+            let parts: Vec<&str> = t.split(sep).collect();
+            if parts.len() > 1 {
+                let kept: Vec<&str> = parts.iter().copied().filter(|p| p.trim().to_lowercase() != site_l).collect();
+                if kept.len() < parts.len() && !kept.is_empty() {
+                    return kept.join(sep).trim().to_string();
+                }
+            }
+        }
+    }
+    if let Some((head, tail)) = t.rsplit_once(" | ")
+        && tail.split_whitespace().count() <= 4
+        && head.split_whitespace().count() >= tail.split_whitespace().count()
+    {
+        return head.trim().to_string();
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,176 @@
+//! Hand-made pages for each source of metadata, and which source wins when they disagree.
+
+use super::*;
+use crate::html::{TokenizerOptions, tokenize};
+
+fn signals(html: &str) -> Signals {
+    let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+    let mut c = Collector::default();
+    for t in &s.sink {
+        c.token(&s.page, t);
+    }
+    c.finish(&s.page, None)
+}
+
+fn meta_of(html: &str, url: &str) -> (ArticleMeta, Option<String>) {
+    resolve(&signals(html), &Context { url, fetched_at: Some("2026-11-24T12:00:00Z"), ..Context::default() })
+}
+
+const BODY: &str = "<body><h1>Ferry timetable approved</h1><p>The council voted on Tuesday.</p></body>";
+
+#[test]
+fn json_ld_gives_dates_authors_and_the_headline_over_every_other_source() {
+    let html = format!(
+        r#"<html lang="en"><head><title>Ferry timetable approved | Harbour News</title>
+        <meta property="og:title" content="OG title">
+        <meta property="article:published_time" content="2026-11-20T08:00:00Z">
+        <meta name="author" content="Meta Author">
+        <script type="application/ld+json">{{"@type":"NewsArticle","headline":"LD headline",
+          "datePublished":"2026-11-22T10:00:00+01:00","dateModified":"2026-11-23",
+          "author":{{"@type":"Person","name":"Ann Lee"}},"publisher":{{"name":"Harbour News"}}}}</script>
+        </head>{BODY}</html>"#
+    );
+    let (m, title) = meta_of(&html, "https://harbour.test/2026/11/01/ferry");
+    assert_eq!(m.published.as_deref(), Some("2026-11-22T10:00:00+01:00"));
+    assert_eq!(m.date_source.as_deref(), Some("json-ld"));
+    assert_eq!(m.modified.as_deref(), Some("2026-11-23"));
+    assert_eq!(m.authors, ["Ann Lee"]);
+    assert_eq!(m.site_name.as_deref(), Some("Harbour News"));
+    assert_eq!(title.as_deref(), Some("LD headline"));
+}
+
+#[test]
+fn meta_tags_open_graph_dublin_core_and_microdata() {
+    let html = format!(
+        r#"<html><head><title>Ferry timetable approved - Harbour News</title>
+        <meta property="og:site_name" content="Harbour News">
+        <meta property="og:title" content="Ferry timetable approved - Harbour News">
+        <meta name="description" content="The council &amp; the ferry.">
+        <meta property="og:image" content="https://harbour.test/f.jpg">
+        <meta property="og:url" content="https://harbour.test/og">
+        <link rel="canonical" href="https://harbour.test/ferry">
+        <meta name="DC.date.issued" content="2025-03-04">
+        <meta name="keywords" content="ferry, council">
+        <meta property="article:tag" content="harbour">
+        <meta property="article:section" content="Local">
+        <meta name="author" content="By Ann Lee and Bo Chan">
+        <meta http-equiv="content-language" content="de-DE">
+        </head>{BODY}</html>"#
+    );
+    let (m, title) = meta_of(&html, "https://harbour.test/ferry");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2025-03-04"), Some("meta")));
+    assert_eq!(title.as_deref(), Some("Ferry timetable approved"), "site name stripped");
+    assert_eq!(m.description.as_deref(), Some("The council & the ferry."));
+    assert_eq!(m.image.as_deref(), Some("https://harbour.test/f.jpg"));
+    assert_eq!(m.canonical_url.as_deref(), Some("https://harbour.test/ferry"), "canonical link over og:url");
+    assert_eq!(m.keywords, ["ferry", "council", "harbour"]);
+    assert_eq!(m.categories, ["Local"]);
+    assert_eq!(m.authors, ["Ann Lee", "Bo Chan"]);
+    assert_eq!(m.lang.as_deref(), Some("de"), "a short text takes the declared language");
+    assert_eq!(m.lang_confidence, None);
+    // Microdata on an element other than <meta>.
+    let html =
+        format!(r#"<html><body><span itemprop="datePublished" content="2024-07-08">8 July</span>{BODY}</body></html>"#);
+    assert_eq!(meta_of(&html, "https://x.test/").0.published.as_deref(), Some("2024-07-08"));
+}
+
+#[test]
+fn time_elements_then_url_then_text() {
+    let marked = format!(
+        r#"<html><body><time datetime="2023-01-01">x</time><time pubdate datetime="2023-02-02T10:00">y</time>{BODY}</body></html>"#
+    );
+    let (m, _) = meta_of(&marked, "https://x.test/2022/05/06/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2023-02-02T10:00:00"), Some("time")));
+    let (m, _) = meta_of(&format!("<html>{BODY}</html>"), "https://x.test/news/2022/05/06/a.html");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2022-05-06"), Some("url")));
+    let text =
+        "<html><body><h1>Headline</h1><p class=date>Veröffentlicht am 3. März 2021</p><p>Text.</p></body></html>";
+    let (m, title) = meta_of(text, "https://x.test/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2021-03-03"), Some("text")));
+    assert_eq!(title.as_deref(), Some("Headline"), "the h1 when nothing better");
+    let (m, _) = meta_of("<html><body><p>No date at all.</p></body></html>", "https://x.test/a");
+    assert_eq!((m.published, m.date_source), (None, None));
+}
+
+#[test]
+fn dates_after_the_fetch_are_refused() {
+    let html = r#"<html><head><meta property="article:published_time" content="2030-01-01"></head>
+        <body><time datetime="2026-01-05">x</time></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2026-01-05"), Some("time")));
+}
+
+#[test]
+fn a_feed_item_fills_what_the_page_lacks() {
+    let feed = FeedItem {
+        title: Some("Feed title".into()),
+        published: Some("Tue, 24 Nov 2026 09:30:00 GMT".into()),
+        authors: vec!["Feed Author".into()],
+        categories: vec!["Harbour".into()],
+        summary: Some("Feed summary".into()),
+        ..FeedItem::default()
+    };
+    let sig = signals("<html><body><p>Only text.</p></body></html>");
+    let (m, title) = resolve(&sig, &Context { url: "https://x.test/a", feed: Some(&feed), ..Context::default() });
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2026-11-24T09:30:00Z"), Some("feed")));
+    assert_eq!(m.authors, ["Feed Author"]);
+    assert_eq!(m.categories, ["Harbour"]);
+    assert_eq!(m.description.as_deref(), Some("Feed summary"));
+    assert_eq!(title.as_deref(), Some("Feed title"));
+    // The page's own values win over the item's.
+    let sig = signals(
+        r#"<html><head><meta name="author" content="Page Author"><meta name="date" content="2026-11-01"></head></html>"#,
+    );
+    let (m, _) = resolve(&sig, &Context { url: "https://x.test/a", feed: Some(&feed), ..Context::default() });
+    assert_eq!(m.authors, ["Page Author"]);
+    assert_eq!(m.date_source.as_deref(), Some("meta"));
+}
+
+#[test]
+fn long_text_is_identified_whatever_the_page_declares() {
+    let text = "The harbour council voted on Tuesday to approve the new ferry timetable for the winter, \
+                after months of complaints from commuters about long waits at the terminal and missed \
+                connections with the early trains into the city centre.";
+    let sig = signals(r#"<html lang="fr"><body><p>x</p></body></html>"#);
+    let (m, _) = resolve(&sig, &Context { url: "https://x.test/", text, ..Context::default() });
+    assert_eq!(m.lang.as_deref(), Some("en"));
+    assert!(m.lang_confidence.is_some());
+}
+
+#[test]
+fn attributes_are_read_in_every_quoting_style() {
+    let a = attributes(r#"<meta name=author content='Ann &amp; Bo' data-x="a>b" checked>"#);
+    assert_eq!(
+        a,
+        [
+            ("name".to_string(), "author".to_string()),
+            ("content".to_string(), "Ann & Bo".to_string()),
+            ("data-x".to_string(), "a>b".to_string()),
+            ("checked".to_string(), String::new())
+        ]
+    );
+    assert!(attributes("<").is_empty());
+    assert!(attributes("<a x=\"unterminated").iter().any(|(k, v)| k == "x" && v == "unterminated"));
+}
+
+#[test]
+fn site_names_are_stripped_from_titles() {
+    assert_eq!(strip_site_name("Ferry approved | Harbour News", Some("Harbour News")), "Ferry approved");
+    assert_eq!(strip_site_name("Harbour News - Ferry approved", Some("harbour news")), "Ferry approved");
+    assert_eq!(strip_site_name("Ferry approved | Harbour News", None), "Ferry approved");
+    assert_eq!(strip_site_name("A - B", None), "A - B", "no site name, no pipe: kept");
+    assert_eq!(strip_site_name("Harbour News", Some("Harbour News")), "Harbour News", "never emptied");
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_pages_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2000)) {
+        let html = String::from_utf8_lossy(&bytes);
+        let page = format!("<html><head><script type=application/ld+json>{html}</script><meta name=date content='{html}'></head><body><h1>{html}</h1><time datetime='{html}'>x</time></body></html>");
+        let sig = signals(&page);
+        let _ = resolve(&sig, &Context { url: &html, text: &html, ..Context::default() });
+        let _ = dates::parse(&html);
+        let _ = dates::find_in_text(&html);
+        let _ = jsonld::read([html.as_ref()]);
+    }
+}
