@@ -103,7 +103,10 @@ async fn handle(
 async fn respond(path: &str, hit: u32, base: &str, articles: usize, headers: &HeaderMap) -> Response {
     let rss_item = |p: &str| {
         let p = p.replace('&', "&amp;");
-        format!("<item><title>{p}</title><link>{base}{p}</link></item>")
+        format!(
+            "<item><title>{p}</title><link>{base}{p}</link><pubDate>Tue, 24 Nov 2026 09:30:00 GMT</pubDate>\
+             <category>Harbour</category><description>&lt;p&gt;Summary of {p}&lt;/p&gt;</description></item>"
+        )
     };
     match path {
         // The kill test (articles > 0) runs without a Crawl-delay to stay short.
@@ -227,6 +230,15 @@ fn feeds_are_polled_articles_fetched_once_and_faults_counted() {
     assert!(by_url("/latin1")["text"].as_str().unwrap().contains("café naïve résumé"));
     assert!(by_url("/flaky")["text"].as_str().unwrap().contains("flaky recovered"));
     assert_eq!(by_url("/articles/1")["metadata"]["source"]["kind"], "feed");
+    // The feed item's own fields, and its date where the page has none.
+    let m = &by_url("/articles/1")["metadata"];
+    let listed = "/articles/1?utm_source=feed&utm_medium=rss#comments";
+    assert_eq!(m["feed"]["title"], listed);
+    assert_eq!(m["feed"]["summary"], format!("Summary of {listed}"), "HTML in the description is dropped");
+    assert_eq!(m["feed"]["categories"], serde_json::json!(["Harbour"]));
+    assert_eq!(m["feed"]["published"], "2026-11-24T09:30:00+00:00");
+    assert_eq!((&m["published"], &m["date_source"]), (&Value::from("2026-11-24T09:30:00Z"), &Value::from("feed")));
+    assert_eq!(m["categories"], serde_json::json!(["Harbour"]));
     assert!(!by_url("/articles/1")["text"].as_str().unwrap().contains("Copyright"));
 
     let stats: Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
