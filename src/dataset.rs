@@ -41,6 +41,15 @@ pub struct Gold {
     /// Snippets a correct extraction must not contain.
     #[serde(default)]
     pub without: Option<Vec<String>>,
+    /// Publication date `YYYY-MM-DD`: absent when the set has no date gold, `Some(None)` when
+    /// the page rightly has none.
+    #[serde(default, deserialize_with = "present")]
+    pub date: Option<Option<String>>,
+}
+
+/// A field that is present (even as null) is `Some`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 /// One manifest line. Unknown keys are ignored: manifests are data, not configuration.

@@ -93,6 +93,9 @@ pub struct ExtractorArgs {
     /// news" rails; 0 = never).
     #[arg(long, default_value_t = ExtractOptions::default().link_run_blocks)]
     pub link_run_blocks: usize,
+    /// Do not read the page's metadata (dates, language, authors …); for measuring its cost.
+    #[arg(long)]
+    pub no_metadata: bool,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -111,6 +114,7 @@ impl ExtractorArgs {
             drop_link_blocks: !self.keep_link_blocks,
             section_end_words: self.section_end_words,
             link_run_blocks: self.link_run_blocks,
+            metadata: !self.no_metadata,
             ..ExtractOptions::default()
         };
         Ok((scorer, options))

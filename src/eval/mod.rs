@@ -7,6 +7,7 @@
 
 pub mod blocks;
 pub mod lcs;
+pub mod meta;
 pub mod metrics;
 pub mod tune;
 pub mod units;
@@ -46,6 +47,9 @@ pub struct PageResult {
     /// Unit confusion counts, for scorers that label structure ([`units`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units: Option<units::PageUnits>,
+    /// Metadata against the gold date, title and language, where the manifest has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<meta::PageMeta>,
 }
 
 /// Throughput of the extraction itself.
@@ -81,6 +85,9 @@ pub struct EvalReport {
     /// Per-class unit P/R/F of structure-labelling scorers ([`units`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units: Option<units::UnitReport>,
+    /// Dates, titles and language against the manifests' gold ([`meta`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<meta::MetaReport>,
 }
 
 /// Extracts and scores every entry with `threads` workers (0 = one per core).
@@ -109,6 +116,7 @@ pub fn evaluate_with_blocks(
     if block_metrics {
         r.blocks = Some(blocks::report(pages.iter().map(|p| p.blocks.as_ref())));
     }
+    r.meta = meta::report(pages.iter().filter_map(|p| Some((p.dataset.as_str(), p.meta.as_ref()?))));
     if pages.iter().any(|p| p.units.is_some()) {
         r.units = Some(units::report(pages.iter().filter_map(|p| Some((p.dataset.as_str(), p.units.as_ref()?)))));
     }
@@ -118,6 +126,7 @@ pub fn evaluate_with_blocks(
 fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics: bool) -> PageResult {
     let mut page_blocks = None;
     let mut page_units = None;
+    let mut page_meta = None;
     let dataset = entry.dataset_name().to_string();
     let (text, error, html_bytes, elapsed) = match std::fs::read(&entry.path) {
         Err(e) => (
@@ -136,6 +145,9 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics
             }
             if let Some(st) = r.as_ref().ok().and_then(|x| x.structure.as_ref()) {
                 page_units = units::page_units(&bytes, &entry.gold, &st.unit_classes);
+            }
+            if let Ok(x) = &r {
+                page_meta = page_metadata(entry, x);
             }
             match r {
                 Ok(x) => (x.text, None, bytes.len(), elapsed),
@@ -159,7 +171,24 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics
         text,
         blocks: page_blocks,
         units: page_units,
+        meta: page_meta,
     }
+}
+
+/// The page's metadata scored against what its manifest line has gold for.
+fn page_metadata(entry: &crate::dataset::ManifestEntry, x: &crate::extract::Extraction) -> Option<meta::PageMeta> {
+    let cx = crate::metadata::Context { url: entry.url.as_deref().unwrap_or(""), ..Default::default() };
+    let (m, title) = x.article_meta(cx)?;
+    let gold_words = entry.gold.text.as_deref().map_or(0, |t| t.split_whitespace().count());
+    let p = meta::PageMeta {
+        date: entry.gold.date.clone().map(|gold| {
+            let got = m.published.as_deref().and_then(crate::metadata::dates::parse).map(|d| d.day_string());
+            (gold, got, m.date_source.clone())
+        }),
+        title: entry.gold.title.clone().filter(|t| !t.trim().is_empty()).map(|g| (g, title, x.title.clone())),
+        lang: entry.lang.clone().filter(|_| gold_words >= meta::LANG_MIN_WORDS).map(|l| (l, m.lang.clone())),
+    };
+    (p.date.is_some() || p.title.is_some() || p.lang.is_some()).then_some(p)
 }
 
 /// Aggregates page results into the report tables.
@@ -196,7 +225,7 @@ pub fn report(
         pages_per_s_per_thread: per(pages.len() as f64, extract_seconds),
         mb_per_s_wall: per(html_bytes as f64 / 1e6, wall_seconds),
     };
-    EvalReport { scorer, split, datasets, overall, throughput, failures, blocks: None, units: None }
+    EvalReport { scorer, split, datasets, overall, throughput, failures, blocks: None, units: None, meta: None }
 }
 
 /// The report as a fixed-width table (the layout of score.py's, plus throughput).
@@ -246,6 +275,9 @@ pub fn format_table(r: &EvalReport) -> String {
     }
     if let Some(u) = &r.units {
         s.push_str(&units::format_table(u));
+    }
+    if let Some(m) = &r.meta {
+        s.push_str(&meta::format_table(m));
     }
     if r.failures.is_empty() {
         let _ = writeln!(s, "failed pages: none");

@@ -230,35 +230,23 @@ pub fn parse(value: &str) -> Option<Date> {
     find_in_text(v)
 }
 
-/// The first date written in running text (`Published 24. November 2026`, `11/24/2026`).
+/// The first date written in running text (`Published 24. November 2026`, `11/24/2026`):
+/// for each written form its first match that is a real date, then the earliest of those.
 pub fn find_in_text(text: &str) -> Option<Date> {
-    let mut best: Option<(usize, Date)> = None;
-    let mut consider = |at: usize, d: Option<Date>| {
-        if let Some(d) = d
-            && best.is_none_or(|(b, _)| at < b)
-        {
-            best = Some((at, d));
-        }
-    };
-    if let Some(c) = WRITTEN_DMY.captures(text) {
-        let d = month_of(&c[2]).and_then(|m| Date::new(c[3].parse().ok()?, m, c[1].parse().ok()?));
-        consider(c.get(0).expect("match").start(), d);
+    fn first(re: &Regex, text: &str, read: impl Fn(&regex::Captures<'_>) -> Option<Date>) -> Option<(usize, Date)> {
+        re.captures_iter(text).find_map(|c| Some((c.get(0)?.start(), read(&c)?)))
     }
-    if let Some(c) = WRITTEN_MDY.captures(text) {
-        let d = month_of(&c[1]).and_then(|m| Date::new(c[3].parse().ok()?, m, c[2].parse().ok()?));
-        consider(c.get(0).expect("match").start(), d);
-    }
-    if let Some(c) = NUMERIC.captures(text) {
-        let (a, b, y): (u8, u8, u16) = (c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?);
-        // Day first (most of the world) unless the second number cannot be a month.
-        let d = if b > 12 { Date::new(y, a, b) } else { Date::new(y, b, a) };
-        consider(c.get(0).expect("match").start(), d);
-    }
-    if let Some(c) = ISO_IN_TEXT.captures(text) {
-        let d = Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?);
-        consider(c.get(0).expect("match").start(), d);
-    }
-    best.map(|(_, d)| d)
+    let found = [
+        first(&WRITTEN_DMY, text, |c| Date::new(c[3].parse().ok()?, month_of(&c[2])?, c[1].parse().ok()?)),
+        first(&WRITTEN_MDY, text, |c| Date::new(c[3].parse().ok()?, month_of(&c[1])?, c[2].parse().ok()?)),
+        first(&NUMERIC, text, |c| {
+            let (a, b, y): (u8, u8, u16) = (c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?);
+            // Day first (most of the world) unless the second number cannot be a month.
+            if b > 12 { Date::new(y, a, b) } else { Date::new(y, b, a) }
+        }),
+        first(&ISO_IN_TEXT, text, |c| Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)),
+    ];
+    found.into_iter().flatten().min_by_key(|(at, _)| *at).map(|(_, d)| d)
 }
 
 static ISO_IN_TEXT: LazyLock<Regex> =

@@ -23,8 +23,11 @@ use crate::html::{Token, TokenKind, entities, tags};
 /// Spans kept per page, so a hostile page cannot grow the collector without bound.
 const MAX_TAGS: usize = 512;
 const MAX_JSONLD: usize = 16;
-/// Bytes of page text searched for a written date after the headline.
+/// Bytes of page text searched for a written date after the headline, and before it.
 const TEXT_DATE_WINDOW: usize = 3000;
+const TEXT_DATE_BEFORE: usize = 1500;
+/// Bytes of the page searched for any date when the page has no better source.
+const PAGE_DATE_BYTES: usize = 512 << 10;
 
 /// Fields about the article, in every record's `metadata` (and `extract --json`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -62,8 +65,13 @@ pub struct Signals {
     pub html_lang: Option<String>,
     pub h1: Option<String>,
     pub author_links: Vec<String>,
-    /// A date written in the page text just after the headline (or the article's start).
+    /// A date written in the page text around the headline (or the article's start).
     pub text_date: Option<dates::Date>,
+    /// The first date anywhere in the page, looked for only when nothing above has one.
+    pub page_date: Option<dates::Date>,
+    /// A date written just inside an element whose class or id says date (`class="date"`,
+    /// `post-date`, `published`, `entry-meta` …).
+    pub class_date: Option<dates::Date>,
 }
 
 impl Signals {
@@ -79,6 +87,8 @@ impl Signals {
 
 static ITEMPROP: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("itemprop"));
 static LD_JSON: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("ld+json"));
+static DATE_CLASS: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("date"));
+static PUBLISH_CLASS: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("publish"));
 static AUTHOR: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("author"));
 
 /// Notes metadata-bearing spans as tokens go by (the hot path: a table lookup per tag and a
@@ -92,6 +102,8 @@ pub struct Collector {
     h1_open: Option<u32>,
     author_links: Vec<(u32, u32)>,
     author_open: Option<u32>,
+    /// Ends of start tags whose class or id names a date.
+    date_elements: Vec<u32>,
 }
 
 impl Collector {
@@ -119,6 +131,13 @@ impl Collector {
             }
             _ if ITEMPROP.find(raw).is_some() => self.note(t),
             _ => {}
+        }
+        if self.date_elements.len() < 8
+            && t.tag != tags::META
+            && (DATE_CLASS.find(raw).is_some() || PUBLISH_CLASS.find(raw).is_some())
+            && (raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"class")) || raw.windows(3).any(|w| w == b"id="))
+        {
+            self.date_elements.push(t.end);
         }
     }
 
@@ -203,15 +222,30 @@ impl Collector {
             .map(|&s| clean_text(span(s)))
             .filter(|t| !t.is_empty() && t.split_whitespace().count() <= 5)
             .collect();
-        let from = self.h1.map(|(_, e)| e as usize).or(text_from);
-        if let Some(from) = from {
-            let mut end = (from + TEXT_DATE_WINDOW).min(page.len());
-            while !page.is_char_boundary(end) {
-                end -= 1;
+        let boundary = |mut i: usize| {
+            i = i.min(page.len());
+            while !page.is_char_boundary(i) {
+                i -= 1;
             }
-            if let Some(window) = page.get(from..end) {
-                sig.text_date = dates::find_in_text(&clean_text(window));
-            }
+            i
+        };
+        if let Some((h1_start, h1_end)) = self.h1 {
+            // After the headline first (bylines), then just before it (kickers, date lines).
+            let after = &page[boundary(h1_end as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)];
+            let before = &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
+            sig.text_date = dates::find_in_text(&clean_text(after)).or_else(|| dates::find_in_text(&clean_text(before)));
+        } else if let Some(from) = text_from {
+            sig.text_date = dates::find_in_text(&clean_text(&page[boundary(from)..boundary(from + TEXT_DATE_WINDOW)]));
+        }
+        sig.class_date = self.date_elements.iter().find_map(|&e| {
+            dates::find_in_text(&clean_text(&page[boundary(e as usize)..boundary(e as usize + 300)]))
+        });
+        let structured = sig.jsonld.published.is_some()
+            || sig.class_date.is_some()
+            || !sig.times.is_empty()
+            || sig.meta.iter().any(|(k, _)| PUBLISHED_META.contains(&k.as_str()));
+        if !structured && sig.text_date.is_none() {
+            sig.page_date = dates::find_in_text(&clean_text(&page[..boundary(PAGE_DATE_BYTES)]));
         }
         sig
     }
@@ -371,16 +405,28 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
     let ok = |d: Option<dates::Date>| d.filter(|d| d.not_after(&latest));
     let j = &sig.jsonld;
     let time_marked = sig.times.iter().find(|(_, m)| *m).map(|(v, _)| v.as_str());
-    let candidates: [(Option<dates::Date>, &str); 6] = [
+    let candidates: [(Option<dates::Date>, &str); 9] = [
         (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
         (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
         (ok(time_marked.or(sig.times.first().map(|(v, _)| v.as_str())).and_then(dates::parse)), "time"),
         (ok(dates::from_url(cx.url)), "url"),
+        (ok(sig.class_date), "text"),
         (ok(sig.text_date), "text"),
+        (ok(cx.html_title.and_then(dates::find_in_text)), "text"),
         (ok(cx.feed.and_then(|f| f.published.as_deref().or(f.updated.as_deref())).and_then(dates::parse)), "feed"),
+        (ok(sig.page_date), "text"),
     ];
-    let (published, date_source) =
-        candidates.iter().find_map(|(d, s)| d.map(|d| (Some(d.iso()), Some(s.to_string())))).unwrap_or((None, None));
+    let (mut published, mut date_source) =
+        candidates.iter().find_map(|(d, s)| d.map(|d| (Some(d), Some(s.to_string())))).unwrap_or((None, None));
+    // A structured time in UTC can fall on the day after (or before) the one the publisher
+    // dated the article in its own zone; the URL keeps the local day: it wins by one day.
+    if let (Some(p), Some(u)) = (published, candidates[3].0)
+        && p.day_string() != u.day_string()
+        && days_apart(&p, &u) <= 1
+    {
+        (published, date_source) = (Some(u), Some("url".to_string()));
+    }
+    let published = published.map(|d| d.iso());
     let modified = ok(j.modified.as_deref().and_then(dates::parse))
         .or_else(|| ok(sig.meta(MODIFIED_META).and_then(dates::parse)))
         .or_else(|| ok(cx.feed.and_then(|f| f.updated.as_deref()).and_then(dates::parse)))
@@ -462,6 +508,15 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
         keywords,
     };
     (meta, title)
+}
+
+/// Whole days between two dates.
+fn days_apart(a: &dates::Date, b: &dates::Date) -> i64 {
+    let day = |d: &dates::Date| chrono::NaiveDate::from_ymd_opt(i32::from(d.year), u32::from(d.month), u32::from(d.day));
+    match (day(a), day(b)) {
+        (Some(x), Some(y)) => (x - y).num_days().abs(),
+        _ => i64::MAX,
+    }
 }
 
 fn dedup(v: &mut Vec<String>) {

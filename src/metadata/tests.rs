@@ -93,6 +93,15 @@ fn time_elements_then_url_then_text() {
 }
 
 #[test]
+fn a_utc_time_a_day_off_the_url_date_takes_the_url_day() {
+    let html = r#"<html><head><meta property="article:published_time" content="2023-11-09T03:10:00Z"></head></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/2023/11/08/story");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2023-11-08"), Some("url")));
+    let (m, _) = meta_of(html, "https://x.test/2023/10/01/story");
+    assert_eq!(m.date_source.as_deref(), Some("meta"), "further apart: the structured date stands");
+}
+
+#[test]
 fn dates_after_the_fetch_are_refused() {
     let html = r#"<html><head><meta property="article:published_time" content="2030-01-01"></head>
         <body><time datetime="2026-01-05">x</time></body></html>"#;
