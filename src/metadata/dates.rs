@@ -167,15 +167,15 @@ static ISO: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static NUMERIC: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b(\d{1,2})[./](\d{1,2})[./](\d{4})\b").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"(?-u:\b)(\d{1,2})[./](\d{1,2})[./](\d{4})(?-u:\b)").expect("valid regex"));
 
 static WRITTEN_DMY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(\d{1,2})(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?(\p{L}{3,10})\.?,?\s+(?:de\s+)?(\d{4})\b")
+    Regex::new(r"(?i)(?-u:\b)(\d{1,2})(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?(\p{L}{3,10})\.?,?\s+(?:de\s+)?(\d{4})(?-u:\b)")
         .expect("valid regex")
 });
 
 static WRITTEN_MDY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(\p{L}{3,10})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b").expect("valid regex")
+    Regex::new(r"(?i)(?-u:\b)(\p{L}{3,10})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})(?-u:\b)").expect("valid regex")
 });
 
 static URL_DATE: LazyLock<Regex> = LazyLock::new(|| {
@@ -250,7 +250,7 @@ pub fn find_in_text(text: &str) -> Option<Date> {
 }
 
 static ISO_IN_TEXT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"(?-u:\b)((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?-u:\b)").expect("valid regex"));
 
 /// A date in a URL's path (`/2026/11/24/`, `/2026-11-24-title`, `/20261124/`).
 pub fn from_url(url: &str) -> Option<Date> {

@@ -27,7 +27,7 @@ const MAX_JSONLD: usize = 16;
 const TEXT_DATE_WINDOW: usize = 3000;
 const TEXT_DATE_BEFORE: usize = 1500;
 /// Bytes of the page searched for any date when the page has no better source.
-const PAGE_DATE_BYTES: usize = 512 << 10;
+const PAGE_DATE_BYTES: usize = 128 << 10;
 
 /// Fields about the article, in every record's `metadata` (and `extract --json`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -233,19 +233,19 @@ impl Collector {
             // After the headline first (bylines), then just before it (kickers, date lines).
             let after = &page[boundary(h1_end as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)];
             let before = &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
-            sig.text_date = dates::find_in_text(&clean_text(after)).or_else(|| dates::find_in_text(&clean_text(before)));
+            sig.text_date = dates::find_in_text(&strip_tags(after)).or_else(|| dates::find_in_text(&strip_tags(before)));
         } else if let Some(from) = text_from {
-            sig.text_date = dates::find_in_text(&clean_text(&page[boundary(from)..boundary(from + TEXT_DATE_WINDOW)]));
+            sig.text_date = dates::find_in_text(&strip_tags(&page[boundary(from)..boundary(from + TEXT_DATE_WINDOW)]));
         }
         sig.class_date = self.date_elements.iter().find_map(|&e| {
-            dates::find_in_text(&clean_text(&page[boundary(e as usize)..boundary(e as usize + 300)]))
+            dates::find_in_text(&strip_tags(&page[boundary(e as usize)..boundary(e as usize + 300)]))
         });
         let structured = sig.jsonld.published.is_some()
             || sig.class_date.is_some()
             || !sig.times.is_empty()
             || sig.meta.iter().any(|(k, _)| PUBLISHED_META.contains(&k.as_str()));
         if !structured && sig.text_date.is_none() {
-            sig.page_date = dates::find_in_text(&clean_text(&page[..boundary(PAGE_DATE_BYTES)]));
+            sig.page_date = dates::find_in_text(&strip_tags(&page[..boundary(PAGE_DATE_BYTES)]));
         }
         sig
     }
@@ -313,17 +313,26 @@ pub fn attributes(raw: &str) -> Vec<(String, String)> {
 
 /// Text of an HTML fragment: tags dropped, references decoded, whitespace collapsed.
 pub fn clean_text(html: &str) -> String {
+    strip_tags(html).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Text of an HTML fragment with tags replaced by a space and references decoded (when it
+/// has any); whitespace left as it is: the date patterns match across any of it.
+fn strip_tags(html: &str) -> String {
     let mut text = String::with_capacity(html.len());
     let mut rest = html;
-    while let Some(lt) = rest.find('<') {
+    while let Some(lt) = memchr::memchr(b'<', rest.as_bytes()) {
         text.push_str(&rest[..lt]);
         text.push(' ');
-        rest = rest[lt..].find('>').map_or("", |gt| &rest[lt + gt + 1..]);
+        rest = memchr::memchr(b'>', &rest.as_bytes()[lt..]).map_or("", |gt| &rest[lt + gt + 1..]);
     }
     text.push_str(rest);
+    if memchr::memchr(b'&', text.as_bytes()).is_none() {
+        return text;
+    }
     let mut decoded = String::with_capacity(text.len());
     entities::decode_into(&text, &mut decoded);
-    decoded.split_whitespace().collect::<Vec<_>>().join(" ")
+    decoded
 }
 
 /// A feed item's own fields (`metadata.feed` in feeds mode).
