@@ -57,10 +57,13 @@ pub fn exec(args: ExtractArgs) -> anyhow::Result<Outcome> {
             bytes.map_err(|e| e.to_string()).and_then(|b| extractor.extract(&b, None).map_err(|e| e.to_string()));
         match result {
             Ok(x) if args.json => {
+                // A file has no URL: dates come from the page alone.
+                let (meta, best_title) = x.article_meta(Default::default()).unwrap_or_default();
                 let v = json!({
-                    "path": name, "title": x.title, "text": x.text, "span": x.span, "byte_span": x.byte_span,
+                    "path": name, "title": best_title.or_else(|| x.title.clone()), "html_title": x.title,
+                    "text": x.text, "span": x.span, "byte_span": x.byte_span,
                     "score": x.score, "tokens": x.tokens, "encoding": x.encoding, "scorer": x.scorer,
-                    "model": scorer.model_id(), "structure": x.structure,
+                    "model": scorer.model_id(), "structure": x.structure, "metadata": meta,
                 });
                 writeln!(out, "{v}")?;
             }

@@ -188,10 +188,20 @@ mod tests {
         assert!((token_f1("a b c d", "a b") - 2.0 / 3.0).abs() < 1e-9);
         assert_eq!(token_f1("a", ""), 0.0);
         let pages = [
-            PageMeta { date: Some((Some("2026-11-24".into()), Some("2026-11-24".into()), Some("meta".into()))), ..Default::default() },
+            PageMeta {
+                date: Some((Some("2026-11-24".into()), Some("2026-11-24".into()), Some("meta".into()))),
+                ..Default::default()
+            },
             PageMeta { date: Some((None, None, None)), ..Default::default() },
-            PageMeta { date: Some((Some("2026-11-24".into()), Some("2026-11-23".into()), Some("url".into()))), ..Default::default() },
-            PageMeta { date: Some((Some("2026-11-24".into()), None, None)), lang: Some(("en".into(), Some("en".into()))), ..Default::default() },
+            PageMeta {
+                date: Some((Some("2026-11-24".into()), Some("2026-11-23".into()), Some("url".into()))),
+                ..Default::default()
+            },
+            PageMeta {
+                date: Some((Some("2026-11-24".into()), None, None)),
+                lang: Some(("en".into(), Some("en".into()))),
+                ..Default::default()
+            },
         ];
         let r = report(pages.iter().map(|p| ("x", p))).unwrap();
         let d = r.dates.unwrap();

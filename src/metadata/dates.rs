@@ -170,8 +170,10 @@ static NUMERIC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?-u:\b)(\d{1,2})[./](\d{1,2})[./](\d{4})(?-u:\b)").expect("valid regex"));
 
 static WRITTEN_DMY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?-u:\b)(\d{1,2})(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?(\p{L}{3,10})\.?,?\s+(?:de\s+)?(\d{4})(?-u:\b)")
-        .expect("valid regex")
+    Regex::new(
+        r"(?i)(?-u:\b)(\d{1,2})(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?(\p{L}{3,10})\.?,?\s+(?:de\s+)?(\d{4})(?-u:\b)",
+    )
+    .expect("valid regex")
 });
 
 static WRITTEN_MDY: LazyLock<Regex> = LazyLock::new(|| {
@@ -249,8 +251,9 @@ pub fn find_in_text(text: &str) -> Option<Date> {
     found.into_iter().flatten().min_by_key(|(at, _)| *at).map(|(_, d)| d)
 }
 
-static ISO_IN_TEXT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?-u:\b)((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?-u:\b)").expect("valid regex"));
+static ISO_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u:\b)((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?-u:\b)").expect("valid regex")
+});
 
 /// A date in a URL's path (`/2026/11/24/`, `/2026-11-24-title`, `/20261124/`).
 pub fn from_url(url: &str) -> Option<Date> {

@@ -88,7 +88,8 @@ impl Signals {
 static ITEMPROP: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("itemprop"));
 static LD_JSON: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("ld+json"));
 static DATE_CLASS: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("date"));
-static PUBLISH_CLASS: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("publish"));
+static PUBLISH_CLASS: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("publish"));
 static AUTHOR: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("author"));
 
 /// Notes metadata-bearing spans as tokens go by (the hot path: a table lookup per tag and a
@@ -232,14 +233,17 @@ impl Collector {
         if let Some((h1_start, h1_end)) = self.h1 {
             // After the headline first (bylines), then just before it (kickers, date lines).
             let after = &page[boundary(h1_end as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)];
-            let before = &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
-            sig.text_date = dates::find_in_text(&strip_tags(after)).or_else(|| dates::find_in_text(&strip_tags(before)));
+            let before =
+                &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
+            sig.text_date =
+                dates::find_in_text(&strip_tags(after)).or_else(|| dates::find_in_text(&strip_tags(before)));
         } else if let Some(from) = text_from {
             sig.text_date = dates::find_in_text(&strip_tags(&page[boundary(from)..boundary(from + TEXT_DATE_WINDOW)]));
         }
-        sig.class_date = self.date_elements.iter().find_map(|&e| {
-            dates::find_in_text(&strip_tags(&page[boundary(e as usize)..boundary(e as usize + 300)]))
-        });
+        sig.class_date = self
+            .date_elements
+            .iter()
+            .find_map(|&e| dates::find_in_text(&strip_tags(&page[boundary(e as usize)..boundary(e as usize + 300)])));
         let structured = sig.jsonld.published.is_some()
             || sig.class_date.is_some()
             || !sig.times.is_empty()
@@ -521,7 +525,8 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
 
 /// Whole days between two dates.
 fn days_apart(a: &dates::Date, b: &dates::Date) -> i64 {
-    let day = |d: &dates::Date| chrono::NaiveDate::from_ymd_opt(i32::from(d.year), u32::from(d.month), u32::from(d.day));
+    let day =
+        |d: &dates::Date| chrono::NaiveDate::from_ymd_opt(i32::from(d.year), u32::from(d.month), u32::from(d.day));
     match (day(a), day(b)) {
         (Some(x), Some(y)) => (x - y).num_days().abs(),
         _ => i64::MAX,
