@@ -65,7 +65,9 @@ fn both_scorers_and_json_output() {
         let out = pipeline(&["extract", "--json", "--scorer", scorer, &page]);
         assert!(out.status.success());
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["title"], "Test page");
+        assert_eq!(v["title"], "Headline", "the <h1> is the article's title");
+        assert_eq!(v["html_title"], "Test page");
+        assert_eq!(v["metadata"]["lang"], "en");
         assert_eq!(v["scorer"], scorer);
         assert!(v["text"].as_str().unwrap().contains("quick brown fox"), "{scorer}: {v}");
         assert!(!v["text"].as_str().unwrap().contains("Privacy"), "{scorer}: {v}");

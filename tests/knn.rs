@@ -163,7 +163,7 @@ fn crawl_records_carry_the_predicted_title_and_headings() {
         if scorer == "knn" {
             assert_eq!(s["title"], "Library opens", "{s}");
             assert_eq!(s["headings"], serde_json::json!(["Opening hours"]), "{s}");
-            assert_eq!(recs[0]["metadata"]["title"], "Library opens | Daily");
+            assert_eq!(recs[0]["metadata"]["html_title"], "Library opens | Daily");
         } else {
             assert!(s.is_null(), "{s}");
         }
