@@ -48,6 +48,7 @@ from ._native import (
 __version__ = VERSION
 
 __all__ = [
+    "extraction_metadata",
     "SCORERS",
     "ArticlePipelineError",
     "Extraction",
@@ -100,6 +101,14 @@ def extract(
 def extraction_fingerprints(x: Extraction) -> Optional[Dict[str, Any]]:
     """The fingerprints of an :class:`Extraction` made with ``fingerprints=True``, as a dict."""
     return None if x.fingerprints_json is None else json.loads(x.fingerprints_json)
+
+
+def extraction_metadata(x: Extraction) -> Dict[str, Any]:
+    """The article metadata of an :class:`Extraction` as a dict: ``published``, ``modified``,
+    ``date_source``, ``lang``, ``lang_confidence``, ``authors``, ``description``,
+    ``site_name``, ``canonical_url``, ``image``, ``categories``, ``keywords`` (the record's
+    fields; dates from the URL need ``extract(html, url=...)``)."""
+    return json.loads(x.metadata_json)
 
 
 def fingerprints(text: str) -> Dict[str, Any]:

@@ -23,6 +23,8 @@ class Extraction:
 
     text: str
     title: Optional[str]
+    html_title: Optional[str]
+    metadata_json: str
     span: Optional[Tuple[int, int]]
     byte_span: Optional[Tuple[int, int]]
     score: float

@@ -23,7 +23,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.extractors.base import BaseExtractor
 from datatrove.utils.typeshelper import StatHints
 
-from . import ArticlePipelineError, Extractor
+from . import ArticlePipelineError, Extractor, extraction_metadata
 
 
 class ArticleExtractor(BaseExtractor):
@@ -34,8 +34,9 @@ class ArticleExtractor(BaseExtractor):
         model: a model file for the scorer (``pipeline train`` / ``pipeline bootstrap``).
         timeout: per-document timeout in seconds, used only with ``sandbox=True``.
         sandbox: run extraction in datatrove's subprocess sandbox.
-        add_metadata: put ``title`` and ``extraction`` (scorer, model, span, score) in
-            ``doc.metadata``.
+        add_metadata: put ``title``, the article metadata (``published``, ``lang``,
+            ``authors``, ``description``, ``site_name`` … where found; existing keys are kept)
+            and ``extraction`` (scorer, model, span, score) in ``doc.metadata``.
         **options: the extraction options of :class:`article_pipeline.Extractor`
             (``bias``, ``tag_bias``, ``hr``, ``clean``, ``keep_boilerplate``, ...).
     """
@@ -101,6 +102,9 @@ class ArticleExtractor(BaseExtractor):
             if self.add_metadata:
                 if x.title is not None:
                     doc.metadata.setdefault("title", x.title)
+                for k, v in extraction_metadata(x).items():
+                    if v not in (None, [], ""):
+                        doc.metadata.setdefault(k, v)
                 doc.metadata["extraction"] = {
                     "scorer": x.scorer,
                     "model": x.model or None,

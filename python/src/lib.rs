@@ -132,9 +132,13 @@ impl Extractor {
                 let at = url.as_deref().map(|u| format!("{u}: ")).unwrap_or_default();
                 ExtractionError::new_err(format!("{at}{e}"))
             })?;
+        let cx = article_pipeline::metadata::Context { url: url.as_deref().unwrap_or(""), ..Default::default() };
+        let (meta, best_title) = x.article_meta(cx).unwrap_or_default();
         Ok(Extraction {
+            title: best_title.or_else(|| x.title.clone()),
+            html_title: x.title,
+            metadata_json: serde_json::to_string(&meta).expect("metadata serialises"),
             text: x.text,
-            title: x.title,
             span: x.span,
             byte_span: x.byte_span,
             score: x.score,
@@ -157,8 +161,13 @@ impl Extractor {
 struct Extraction {
     /// The article text; paragraphs separated by a blank line.
     text: String,
-    /// Text of <title>, if any.
+    /// The article's title (JSON-LD headline, og:title, <h1> or <title>, site name stripped).
     title: Option<String>,
+    /// Text of <title>, as it is.
+    html_title: Option<String>,
+    /// Dates, language, authors, description … as JSON (the package gives a dict:
+    /// `extraction_metadata`).
+    metadata_json: String,
     /// First and last token of the chosen span (inclusive), if any.
     span: Option<(usize, usize)>,
     /// Byte range of the span in the decoded page, if any.

@@ -25,6 +25,9 @@ def test_extraction_equals_the_cli_byte_for_byte(pipeline_bin, pages):
         got = ap.extract(page.read_bytes(), url=page.name)
         assert got.text.encode() == want["text"].encode(), page.name
         assert got.title == want["title"]
+        assert got.html_title == want["html_title"]
+        meta = ap.extraction_metadata(got)
+        assert meta["lang"] == want["metadata"]["lang"]
         assert list(got.span) == want["span"]
         assert got.tokens == want["tokens"]
         assert got.scorer == want["scorer"] == "nb"
@@ -147,6 +150,7 @@ def test_the_datatrove_example_runs_on_generated_warcs(tmp_path, pipeline_bin, p
         # datatrove's WarcReader decodes the page itself; the text must be the article's.
         assert d["text"] == want[name] or (name.startswith("marche") and "Le conseil a vot" in d["text"]), name
         assert d["metadata"]["extraction"]["scorer"] == "nb"
+        assert d["metadata"]["lang"] in ("en", "fr"), d["metadata"]
 
 
 
