@@ -169,6 +169,9 @@ static ISO: LazyLock<Regex> = LazyLock::new(|| {
 static NUMERIC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?-u:\b)(\d{1,2})[./](\d{1,2})[./](\d{4})(?-u:\b)").expect("valid regex"));
 
+static NUMERIC_YMD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?-u:\b)((?:19|20)\d{2})[./](\d{1,2})[./](\d{1,2})(?-u:\b)").expect("valid regex"));
+
 static WRITTEN_DMY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)(?-u:\b)(\d{1,2})(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?(\p{L}{3,10})\.?,?\s+(?:de\s+)?(\d{4})(?-u:\b)",
@@ -247,6 +250,7 @@ pub fn find_in_text(text: &str) -> Option<Date> {
             if b > 12 { Date::new(y, a, b) } else { Date::new(y, b, a) }
         }),
         first(&ISO_IN_TEXT, text, |c| Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)),
+        first(&NUMERIC_YMD, text, |c| Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)),
     ];
     found.into_iter().flatten().min_by_key(|(at, _)| *at).map(|(_, d)| d)
 }
@@ -304,6 +308,7 @@ mod tests {
         let t = "Posted by Ann on 3 March 2025 · updated 2025-04-01";
         assert_eq!(find_in_text(t).unwrap().day_string(), "2025-03-03");
         assert_eq!(find_in_text("Stand: 12.01.2019, 14:00 Uhr").unwrap().day_string(), "2019-01-12");
+        assert_eq!(find_in_text("質問日時：2020/07/13 01:10").unwrap().day_string(), "2020-07-13");
         assert_eq!(find_in_text("no dates here, only 42 and 2019"), None);
     }
 

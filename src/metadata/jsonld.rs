@@ -104,13 +104,35 @@ fn split_keywords(v: Vec<String>) -> Vec<String> {
 /// Reads the JSON-LD blocks of one page (their texts, in page order). Blocks that are not
 /// JSON are skipped: pages often hold broken ones.
 pub fn read<'a>(blocks: impl IntoIterator<Item = &'a str>) -> JsonLd {
-    let parsed: Vec<Value> = blocks
-        .into_iter()
-        .filter(|b| b.len() <= MAX_BLOCK_BYTES)
-        .filter_map(|b| serde_json::from_str::<Value>(b.trim().trim_end_matches(';')).ok())
-        .collect();
+    let mut parsed: Vec<Value> = Vec::new();
+    let mut broken: Vec<&str> = Vec::new();
+    for b in blocks.into_iter().filter(|b| b.len() <= MAX_BLOCK_BYTES) {
+        match serde_json::from_str::<Value>(b.trim().trim_end_matches(';')) {
+            Ok(v) => parsed.push(v),
+            Err(_) => broken.push(b),
+        }
+    }
+    let mut ld = read_parsed(&parsed);
+    // Blocks that are not JSON (comments, trailing commas, unescaped quotes) still often
+    // state the dates plainly: take them as written when no block parsed gave one.
+    for b in broken {
+        ld.published = ld.published.or_else(|| string_value(b, "datePublished"));
+        ld.modified = ld.modified.or_else(|| string_value(b, "dateModified"));
+    }
+    ld
+}
+
+/// `"key": "value"` in raw text.
+fn string_value(text: &str, key: &str) -> Option<String> {
+    let at = text.find(&format!("\"{key}\""))? + key.len() + 2;
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    let end = rest.find('"')?;
+    (end <= 64).then(|| rest[..end].to_string())
+}
+
+fn read_parsed(parsed: &[Value]) -> JsonLd {
     let (mut articles, mut pages) = (Vec::new(), Vec::new());
-    for v in &parsed {
+    for v in parsed {
         walk(v, 0, &mut articles, &mut pages);
     }
     let is_article = !articles.is_empty();
@@ -193,6 +215,13 @@ mod tests {
         let j = read([arr]);
         assert_eq!((j.headline.as_deref(), j.is_article), (Some("Only a page"), false));
         assert_eq!(read(["[]", "42", "null"]), JsonLd::default());
+        let commented = r#"{"@type":"NewsArticle", //"x": 1,
+            "datePublished": "2020-10-04T15:05:21+08:00", "dateModified" : "2020-10-05"}"#;
+        let j = read([commented]);
+        assert_eq!(
+            (j.published.as_deref(), j.modified.as_deref()),
+            (Some("2020-10-04T15:05:21+08:00"), Some("2020-10-05"))
+        );
     }
 
     #[test]
