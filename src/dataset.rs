@@ -72,6 +72,10 @@ pub struct ManifestEntry {
     pub lang: Option<String>,
     #[serde(default)]
     pub gold: Gold,
+    /// Kind of page (`article`, `listing`, `forum`, `product`, …): from the line, or from a
+    /// `provenance.jsonl` beside the manifest (wcxb has one).
+    #[serde(default)]
+    pub page_type: Option<String>,
     /// The page path resolved against the manifest's folder (filled in by [`read_manifest`]).
     #[serde(skip)]
     pub path: PathBuf,
@@ -93,6 +97,7 @@ pub fn read_manifest(path: &Path, split: Option<&str>) -> Result<Vec<ManifestEnt
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
+    let page_types = provenance_page_types(&base.join("provenance.jsonl"));
     let mut out = Vec::new();
     for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.map_err(io_err)?;
@@ -111,9 +116,27 @@ pub fn read_manifest(path: &Path, split: Option<&str>) -> Result<Vec<ManifestEnt
         }
         let html = Path::new(&entry.html);
         entry.path = if html.is_absolute() { html.to_path_buf() } else { base.join(html) };
+        if entry.page_type.is_none() {
+            entry.page_type = page_types.get(&entry.id).cloned();
+        }
         out.push(entry);
     }
     Ok(out)
+}
+
+/// `id` → `page_type` of a provenance file (none when it is missing; unreadable lines are
+/// skipped: provenance is descriptive, not needed to score).
+fn provenance_page_types(path: &Path) -> std::collections::HashMap<String, String> {
+    #[derive(Deserialize)]
+    struct Line {
+        id: String,
+        page_type: Option<String>,
+    }
+    let Ok(text) = std::fs::read_to_string(path) else { return Default::default() };
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Line>(l).ok())
+        .filter_map(|l| Some((l.id, l.page_type?)))
+        .collect()
 }
 
 /// Reads several manifests in order.
@@ -123,4 +146,29 @@ pub fn read_manifests(paths: &[PathBuf], split: Option<&str>) -> Result<Vec<Mani
         all.extend(read_manifest(p, split)?);
     }
     Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_types_come_from_the_line_or_the_provenance_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("manifest.jsonl");
+        std::fs::write(
+            &m,
+            "{\"id\":\"a\",\"html\":\"html/a.html\"}\n{\"id\":\"b\",\"html\":\"html/b.html\",\"page_type\":\"forum\"}\n\
+             {\"id\":\"c\",\"html\":\"html/c.html\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("provenance.jsonl"),
+            "{\"id\":\"a\",\"page_type\":\"listing\"}\nnot json\n{\"id\":\"b\",\"page_type\":\"article\"}\n",
+        )
+        .unwrap();
+        let e = read_manifest(&m, None).unwrap();
+        let types: Vec<Option<&str>> = e.iter().map(|x| x.page_type.as_deref()).collect();
+        assert_eq!(types, [Some("listing"), Some("forum"), None], "the line wins over provenance");
+    }
 }

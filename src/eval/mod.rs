@@ -29,6 +29,9 @@ use metrics::{Aggregate, PageMetrics};
 pub struct PageResult {
     pub id: String,
     pub dataset: String,
+    /// Kind of page, where the manifest (or its provenance file) says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_type: Option<String>,
     #[serde(flatten)]
     pub metrics: PageMetrics,
     /// Failure reason and message, when the page could not be extracted.
@@ -76,6 +79,9 @@ pub struct EvalReport {
     pub split: Option<String>,
     pub datasets: BTreeMap<String, Aggregate>,
     pub overall: Aggregate,
+    /// The same metrics per kind of page (wcxb's `page_type`), for the pages that have one.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub page_types: BTreeMap<String, Aggregate>,
     pub throughput: Throughput,
     /// Failed pages by reason.
     pub failures: BTreeMap<String, usize>,
@@ -164,6 +170,7 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics
     PageResult {
         id: entry.id.clone(),
         dataset,
+        page_type: entry.page_type.clone(),
         metrics,
         error,
         html_bytes,
@@ -204,6 +211,13 @@ pub fn report(
         by_ds.entry(p.dataset.clone()).or_default().push(&p.metrics);
     }
     let datasets = by_ds.into_iter().map(|(k, v)| (k, metrics::aggregate(v))).collect();
+    let mut by_type: BTreeMap<String, Vec<&PageMetrics>> = BTreeMap::new();
+    for p in pages {
+        if let Some(t) = &p.page_type {
+            by_type.entry(t.clone()).or_default().push(&p.metrics);
+        }
+    }
+    let page_types = by_type.into_iter().map(|(k, v)| (k, metrics::aggregate(v))).collect();
     let overall = metrics::aggregate(pages.iter().map(|p| &p.metrics));
     let mut failures = BTreeMap::new();
     for p in pages {
@@ -225,7 +239,18 @@ pub fn report(
         pages_per_s_per_thread: per(pages.len() as f64, extract_seconds),
         mb_per_s_wall: per(html_bytes as f64 / 1e6, wall_seconds),
     };
-    EvalReport { scorer, split, datasets, overall, throughput, failures, blocks: None, units: None, meta: None }
+    EvalReport {
+        scorer,
+        split,
+        datasets,
+        overall,
+        page_types,
+        throughput,
+        failures,
+        blocks: None,
+        units: None,
+        meta: None,
+    }
 }
 
 /// The report as a fixed-width table (the layout of score.py's, plus throughput).
@@ -258,6 +283,20 @@ pub fn format_table(r: &EvalReport) -> String {
             f(m.ziegler_sim),
             f(m.lcs_f1)
         );
+    }
+    if !r.page_types.is_empty() {
+        let _ = writeln!(s, "{:<14} {:>6} {:>6} {:>6} {:>6}", "page type", "pages", "shP", "shR", "shF1");
+        for (name, m) in &r.page_types {
+            let _ = writeln!(
+                s,
+                "{:<14} {:>6} {:>6} {:>6} {:>6}",
+                name,
+                m.pages,
+                f(m.shingle_p),
+                f(m.shingle_r),
+                f(m.shingle_f1)
+            );
+        }
     }
     let t = &r.throughput;
     let _ = writeln!(
