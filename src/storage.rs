@@ -19,7 +19,6 @@ use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -27,9 +26,6 @@ use futures_util::stream::BoxStream;
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as Key;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
-
-/// Retries after a broken body stream before the object is given up.
-pub const MAX_RESUMES: u32 = 5;
 
 /// Objects up to this size are uploaded with one PUT; larger ones in parts of this size.
 pub const MULTIPART_CHUNK: usize = 8 << 20;
@@ -303,15 +299,7 @@ impl S3Reader {
     /// After a broken stream: asks again from `pos`, or gives up.
     fn resume(&mut self, why: &str) -> io::Result<()> {
         self.stream = None;
-        if self.resumes >= MAX_RESUMES {
-            return Err(io::Error::other(format!(
-                "{}: connection lost at byte {} ({why}); gave up after {} resumes",
-                self.url, self.pos, self.resumes
-            )));
-        }
-        self.resumes += 1;
-        tracing::warn!("{}: connection lost at byte {} ({why}); resuming", self.url, self.pos);
-        std::thread::sleep(Duration::from_millis(200 * u64::from(self.resumes)));
+        crate::sources::remote::resume_or_give_up(&self.url, self.pos, &mut self.resumes, why)?;
         self.request()
     }
 }

@@ -193,26 +193,16 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
     gz.write_all(keys.join("\n").as_bytes()).unwrap();
     gz.finish().unwrap();
     let list = list.display().to_string();
+    let shard_run = |shard: &str, staging: &str| {
+        let staging = work.path().join(staging).display().to_string();
+        let args = ["--warc-list", &list, "--base-url", "s3://ccdata/", "--out", "s3://ccdata/out/", "--shard", shard];
+        let mut c = pipeline(&s3, &args);
+        c.args(["--staging", &staging, "--part-bytes", "5000"]);
+        c
+    };
     let children: Vec<_> = (0..2)
         .map(|k| {
-            let staging = work.path().join(format!("stage{k}")).display().to_string();
-            let mut c = pipeline(
-                &s3,
-                &[
-                    "--warc-list",
-                    &list,
-                    "--base-url",
-                    "s3://ccdata/",
-                    "--out",
-                    "s3://ccdata/out/",
-                    "--shard",
-                    "auto/2",
-                    "--staging",
-                    &staging,
-                    "--part-bytes",
-                    "5000",
-                ],
-            );
+            let mut c = shard_run("auto/2", &format!("stage{k}"));
             c.env("JOB_COMPLETION_INDEX", k.to_string()).env_remove("SLURM_ARRAY_TASK_ID");
             c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
         })
@@ -245,24 +235,7 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
     assert!(s3.path("ccdata", "dedup/removed.jsonl").exists());
     assert_eq!(ids_under(&s3.path("ccdata", "dedup")), got, "no near duplicates among distinct pages: all kept");
     // Rerunning a finished shard reads nothing again and writes nothing new.
-    let staging = work.path().join("again").display().to_string();
-    let o = pipeline(
-        &s3,
-        &[
-            "--warc-list",
-            &list,
-            "--base-url",
-            "s3://ccdata/",
-            "--out",
-            "s3://ccdata/out/",
-            "--shard",
-            "1/2",
-            "--staging",
-            &staging,
-        ],
-    )
-    .output()
-    .unwrap();
+    let o = shard_run("1/2", "again").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(ids_under(&s3.path("ccdata", "out")), got);
 }

@@ -51,13 +51,7 @@ impl S3Output {
                 std::fs::remove_file(entry.path()).map_err(at)?;
             }
         }
-        for (url, _) in storage::list(&remote)? {
-            let Some(name) = url.key.strip_prefix(&remote.key) else { continue };
-            if name.contains('/') || !is_run_file(name) || name.starts_with('.') {
-                continue;
-            }
-            storage::download(&url, &local.join(name))?;
-        }
+        pull(&remote, &local, false, true)?;
         Ok(S3Output { local, remote })
     }
 
@@ -105,12 +99,20 @@ impl OutputMirror for S3Output {
 /// records once the part is there), `pipeline dedup` reads them all. Returns the files
 /// fetched.
 pub fn pull_tree(remote: &S3Url, local: &Path, with_parts: bool) -> Result<usize, PipelineError> {
-    let remote = remote.as_prefix();
+    pull(&remote.as_prefix(), local, true, with_parts)
+}
+
+/// The run files under `remote` (a prefix) into `local`: those directly under it, or with
+/// `recursive` those of its sub-prefixes too (shard folders).
+fn pull(remote: &S3Url, local: &Path, recursive: bool, with_parts: bool) -> Result<usize, PipelineError> {
     let mut n = 0;
-    for (url, _) in storage::list(&remote)? {
+    for (url, _) in storage::list(remote)? {
         let Some(rel) = url.key.strip_prefix(&remote.key) else { continue };
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        if !is_run_file(name) || name.starts_with('.') || rel.split('/').any(|c| c.is_empty() || c == "." || c == "..")
+        if (!recursive && rel.contains('/'))
+            || !is_run_file(name)
+            || name.starts_with('.')
+            || rel.split('/').any(|c| c.is_empty() || c == "." || c == "..")
         {
             continue;
         }

@@ -17,6 +17,21 @@ pub fn is_remote(input: &str) -> bool {
 /// Retries after a dropped connection before the file is given up.
 pub const MAX_RESUMES: u32 = 5;
 
+/// The bounded retry of a streamed file (HTTP here, S3 in [`crate::storage`]): gives up with
+/// an error naming the file and the byte reached after [`MAX_RESUMES`], else counts the
+/// resume, logs it and waits a little longer each time before the caller asks again.
+pub fn resume_or_give_up(url: &dyn std::fmt::Display, pos: u64, resumes: &mut u32, why: &str) -> io::Result<()> {
+    if *resumes >= MAX_RESUMES {
+        return Err(io::Error::other(format!(
+            "{url}: connection lost at byte {pos} ({why}); gave up after {resumes} resumes"
+        )));
+    }
+    *resumes += 1;
+    tracing::warn!("{url}: connection lost at byte {pos} ({why}); resuming");
+    std::thread::sleep(Duration::from_millis(200 * u64::from(*resumes)));
+    Ok(())
+}
+
 /// A streaming, resuming reader of one URL.
 pub struct HttpReader {
     client: reqwest::blocking::Client,
@@ -89,15 +104,7 @@ impl HttpReader {
     /// After a dropped connection: asks again from `pos`, or gives up.
     fn resume(&mut self, why: &str) -> io::Result<()> {
         self.body = None;
-        if self.resumes >= MAX_RESUMES {
-            return Err(io::Error::other(format!(
-                "{}: connection lost at byte {} ({why}); gave up after {} resumes",
-                self.url, self.pos, self.resumes
-            )));
-        }
-        self.resumes += 1;
-        tracing::warn!("{}: connection lost at byte {} ({why}); resuming", self.url, self.pos);
-        std::thread::sleep(Duration::from_millis(200 * u64::from(self.resumes)));
+        resume_or_give_up(&self.url, self.pos, &mut self.resumes, why)?;
         self.request()
     }
 }
