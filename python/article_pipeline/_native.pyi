@@ -51,6 +51,10 @@ class Extractor:
         keep_link_blocks: bool = False,
         section_end_words: Optional[int] = None,
         link_run_blocks: Optional[int] = None,
+        extra_span_ratio: Optional[float] = None,
+        extra_span_min: Optional[float] = None,
+        noscript_fallback: bool = True,
+        title_anchor_ratio: Optional[float] = None,
     ) -> None: ...
     @property
     def scorer(self) -> str: ...

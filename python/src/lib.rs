@@ -49,7 +49,8 @@ impl Extractor {
 impl Extractor {
     /// Extractor(scorer="nb", model=None, *, bias=None, tag_bias=None, hr=False, clean=False,
     /// keep_boilerplate=False, keep_link_blocks=False, section_end_words=30,
-    /// link_run_blocks=None)
+    /// link_run_blocks=None, extra_span_ratio=None, extra_span_min=None, noscript_fallback=True,
+    /// title_anchor_ratio=None)
     ///
     /// `scorer` is one of `article_pipeline.SCORERS`; `model` a model file from
     /// `pipeline train` / `pipeline bootstrap` (default: the built-in model for "nb"; the
@@ -57,7 +58,8 @@ impl Extractor {
     #[new]
     #[pyo3(signature = (scorer="nb", model=None, *, bias=None, tag_bias=None, hr=false, clean=false,
                         keep_boilerplate=false, keep_link_blocks=false, section_end_words=None,
-                        link_run_blocks=None))]
+                        link_run_blocks=None, extra_span_ratio=None, extra_span_min=None,
+                        noscript_fallback=true, title_anchor_ratio=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         scorer: &str,
@@ -70,6 +72,10 @@ impl Extractor {
         keep_link_blocks: bool,
         section_end_words: Option<usize>,
         link_run_blocks: Option<usize>,
+        extra_span_ratio: Option<f64>,
+        extra_span_min: Option<f64>,
+        noscript_fallback: bool,
+        title_anchor_ratio: Option<f64>,
     ) -> PyResult<Self> {
         let mut built =
             scoring::build(scorer, model.as_deref(), bias).map_err(|e| ModelError::new_err(e.to_string()))?;
@@ -83,6 +89,10 @@ impl Extractor {
             drop_link_blocks: !keep_link_blocks,
             section_end_words: section_end_words.unwrap_or(ExtractOptions::default().section_end_words),
             link_run_blocks: link_run_blocks.unwrap_or(ExtractOptions::default().link_run_blocks),
+            extra_span_ratio: extra_span_ratio.unwrap_or(ExtractOptions::default().extra_span_ratio),
+            extra_span_min: extra_span_min.unwrap_or(ExtractOptions::default().extra_span_min),
+            noscript_fallback,
+            title_anchor_ratio: title_anchor_ratio.unwrap_or(ExtractOptions::default().title_anchor_ratio),
             ..ExtractOptions::default()
         };
         let model_id = built.model_id();

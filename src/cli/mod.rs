@@ -93,6 +93,21 @@ pub struct ExtractorArgs {
     /// news" rails; 0 = never).
     #[arg(long, default_value_t = ExtractOptions::default().link_run_blocks)]
     pub link_run_blocks: usize,
+    /// Also keep every other run of positive score worth at least this fraction of the best
+    /// span (listings, forum posts, an article split by an embed; 0 = one span).
+    #[arg(long, default_value_t = ExtractOptions::default().extra_span_ratio)]
+    pub extra_span_ratio: f64,
+    /// And worth at least this much (sum of token scores).
+    #[arg(long, default_value_t = ExtractOptions::default().extra_span_min)]
+    pub extra_span_min: f64,
+    /// Do not extract a page again with its <noscript> content read when it gives almost no
+    /// text (Discourse forums serve their posts there).
+    #[arg(long)]
+    pub no_noscript_fallback: bool,
+    /// Prefer the best run starting just after the page's <h1> when it is worth at least this
+    /// fraction of the best run elsewhere (0 = never).
+    #[arg(long, default_value_t = ExtractOptions::default().title_anchor_ratio)]
+    pub title_anchor_ratio: f64,
     /// Do not read the page's metadata (dates, language, authors …); for measuring its cost.
     #[arg(long)]
     pub no_metadata: bool,
@@ -114,6 +129,10 @@ impl ExtractorArgs {
             drop_link_blocks: !self.keep_link_blocks,
             section_end_words: self.section_end_words,
             link_run_blocks: self.link_run_blocks,
+            extra_span_ratio: self.extra_span_ratio,
+            extra_span_min: self.extra_span_min,
+            noscript_fallback: !self.no_noscript_fallback,
+            title_anchor_ratio: self.title_anchor_ratio,
             metadata: !self.no_metadata,
             ..ExtractOptions::default()
         };

@@ -235,6 +235,10 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         drop_link_blocks: config.extractor.drop_link_blocks,
         section_end_words: config.extractor.section_end_words,
         link_run_blocks: config.extractor.link_run_blocks,
+        extra_span_ratio: config.extractor.extra_span_ratio,
+        extra_span_min: config.extractor.extra_span_min,
+        noscript_fallback: config.extractor.noscript_fallback,
+        title_anchor_ratio: config.extractor.title_anchor_ratio,
         ..ExtractOptions::default()
     };
     let extractor = Extractor::new(scorer.as_ref(), options);

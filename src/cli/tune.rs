@@ -40,6 +40,18 @@ pub struct TuneArgs {
     /// Link-run lengths to try (0 = off).
     #[arg(long, default_value = "0", value_delimiter = ',')]
     link_run_blocks: Vec<usize>,
+    /// Extra-span ratios to try (0 = one span).
+    #[arg(long, default_value = "0", value_delimiter = ',')]
+    extra_span_ratio: Vec<f64>,
+    /// Extra-span minimum values to try (with every ratio above 0).
+    #[arg(long, default_value = "0", value_delimiter = ',')]
+    extra_span_min: Vec<f64>,
+    /// Title-anchor ratios to try (0 = off).
+    #[arg(long, default_value = "0", value_delimiter = ',')]
+    title_anchor_ratio: Vec<f64>,
+    /// Also try without the <noscript> fallback.
+    #[arg(long)]
+    try_noscript_off: bool,
     /// Also try the span filters off (boilerplate by id/class, link lists).
     #[arg(long)]
     try_filters_off: bool,
@@ -67,20 +79,41 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     let filters: &[(bool, bool)] =
         if args.try_filters_off { &[(true, true), (false, true), (true, false)] } else { &[(true, true)] };
     // The current defaults come first: ties keep them.
+    let mut spans: Vec<(f64, f64)> = Vec::new();
+    for &r in &args.extra_span_ratio {
+        anyhow::ensure!((0.0..=1.0).contains(&r), "--extra-span-ratio: {r} is not between 0 and 1");
+        if r == 0.0 {
+            spans.push((0.0, 0.0));
+        } else {
+            spans.extend(args.extra_span_min.iter().map(|&m| (r, m)));
+        }
+    }
     let mut settings = Vec::new();
     for &sew in &args.section_end_words {
         for &link_run_blocks in &args.link_run_blocks {
-            for &(drop_boilerplate, drop_link_blocks) in filters {
-                for bias in values(&args.bias, "bias")? {
-                    for tag_bias in values(&args.tag_bias, "tag-bias")? {
-                        settings.push(Setting {
-                            bias,
-                            tag_bias,
-                            section_end_words: sew,
-                            drop_boilerplate,
-                            drop_link_blocks,
-                            link_run_blocks,
-                        });
+            for &(extra_span_ratio, extra_span_min) in &spans {
+                for &(drop_boilerplate, drop_link_blocks) in filters {
+                    for &title_anchor_ratio in &args.title_anchor_ratio {
+                        for noscript_fallback in
+                            [true, false].into_iter().take(if args.try_noscript_off { 2 } else { 1 })
+                        {
+                            for bias in values(&args.bias, "bias")? {
+                                for tag_bias in values(&args.tag_bias, "tag-bias")? {
+                                    settings.push(Setting {
+                                        noscript_fallback,
+                                        title_anchor_ratio,
+                                        bias,
+                                        tag_bias,
+                                        section_end_words: sew,
+                                        drop_boilerplate,
+                                        drop_link_blocks,
+                                        link_run_blocks,
+                                        extra_span_ratio,
+                                        extra_span_min,
+                                    });
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -92,7 +125,11 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
             && s.section_end_words == default.section_end_words
             && s.drop_boilerplate == default.drop_boilerplate
             && s.drop_link_blocks == default.drop_link_blocks
-            && s.link_run_blocks == default.link_run_blocks;
+            && s.link_run_blocks == default.link_run_blocks
+            && s.extra_span_ratio == default.extra_span_ratio
+            && s.extra_span_min == default.extra_span_min
+            && s.noscript_fallback == default.noscript_fallback
+            && s.title_anchor_ratio == default.title_anchor_ratio;
         !is_default
     });
     let n = settings.len();

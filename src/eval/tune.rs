@@ -30,6 +30,10 @@ pub struct Setting {
     pub drop_boilerplate: bool,
     pub drop_link_blocks: bool,
     pub link_run_blocks: usize,
+    pub extra_span_ratio: f64,
+    pub extra_span_min: f64,
+    pub noscript_fallback: bool,
+    pub title_anchor_ratio: f64,
 }
 
 impl Setting {
@@ -39,6 +43,10 @@ impl Setting {
             drop_boilerplate: self.drop_boilerplate,
             drop_link_blocks: self.drop_link_blocks,
             link_run_blocks: self.link_run_blocks,
+            extra_span_ratio: self.extra_span_ratio,
+            extra_span_min: self.extra_span_min,
+            noscript_fallback: self.noscript_fallback,
+            title_anchor_ratio: self.title_anchor_ratio,
             ..ExtractOptions::default()
         }
     }
@@ -61,6 +69,15 @@ impl Setting {
         }
         if self.link_run_blocks > 0 {
             f.push(format!("--link-run-blocks {}", self.link_run_blocks));
+        }
+        if self.extra_span_ratio > 0.0 {
+            f.push(format!("--extra-span-ratio {} --extra-span-min {}", self.extra_span_ratio, self.extra_span_min));
+        }
+        if self.title_anchor_ratio > 0.0 {
+            f.push(format!("--title-anchor-ratio {}", self.title_anchor_ratio));
+        }
+        if !self.noscript_fallback {
+            f.push("--no-noscript-fallback".into());
         }
         f.join(" ")
     }
@@ -237,6 +254,10 @@ mod tests {
             drop_boilerplate: true,
             drop_link_blocks: true,
             link_run_blocks: 0,
+            extra_span_ratio: 0.0,
+            extra_span_min: 0.0,
+            noscript_fallback: true,
+            title_anchor_ratio: 0.0,
         }
     }
 

@@ -8,7 +8,7 @@ pub mod text;
 
 use serde::{Deserialize, Serialize};
 
-use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions};
+use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions, tags};
 use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
 
@@ -36,6 +36,27 @@ pub struct ExtractOptions {
     /// End the span at a comment / related / share heading ([`text::section_end_mask`])
     /// preceded by at least this many words; 0 turns it off. Default: 30.
     pub section_end_words: usize,
+    /// Keep, beside the best span, every other maximal run of positive score (Ruzzo & Tompa
+    /// 1999) whose value is at least this fraction of the best span's: the items of a
+    /// listing, a forum's posts, an article split by an embed. 0 turns it off (one span, as
+    /// in the paper). Default: 0.5 with [`extra_span_min`](Self::extra_span_min) 15, chosen by
+    /// leave-one-dataset-out (`pipeline tune`, README).
+    pub extra_span_ratio: f64,
+    /// And at least this value (the sum of token scores; a confident word adds about 0.5),
+    /// so short runs of a few stray words never come along.
+    pub extra_span_min: f64,
+    /// When the page gives fewer than [`NOSCRIPT_MIN_WORDS`] words, extract it again with its
+    /// `<noscript>` elements read as ordinary markup, and keep that if it gives more: some
+    /// sites (Discourse forums) serve their whole content to script-less readers there, and a
+    /// browser with scripts, which we follow, never shows it.
+    pub noscript_fallback: bool,
+    /// When the best span lies away from the page's `<h1>` (the headline), take instead the
+    /// best run that starts within [`ANCHOR_WINDOW`] tokens after it, if that run is worth at
+    /// least this fraction of the best span; 0 turns it off. Short articles lose to a long
+    /// sidebar (an author bio, a comment form's help) by value alone; the headline says where
+    /// the article is. Pages with more than [`ANCHOR_MAX_H1`] `<h1>` are not anchored.
+    /// Default: 0.3, chosen by leave-one-dataset-out (README).
+    pub title_anchor_ratio: f64,
 
     /// Read the page's metadata (dates, language, authors …; [`crate::metadata`]) in the same
     /// pass. Default: on.
@@ -56,6 +77,10 @@ impl Default for ExtractOptions {
             drop_link_blocks: true,
             link_run_blocks: 2,
             section_end_words: 30,
+            extra_span_ratio: 0.5,
+            extra_span_min: 15.0,
+            noscript_fallback: true,
+            title_anchor_ratio: 0.3,
             metadata: true,
             keep_scores: false,
             max_page_bytes: 32 << 20,
@@ -158,8 +183,14 @@ impl<'m> Extractor<'m> {
             // About one token per six bytes of HTML on real pages.
             tokens: Vec::with_capacity((size_hint / 6).min(1 << 22)),
             // Multi-span scorers need every score, not only the running maximum.
-            scores: (self.options.keep_scores || self.scorer.selection() == Selection::PositiveTokens).then(Vec::new),
+            scores: (self.options.keep_scores
+                || self.options.extra_span_ratio > 0.0
+                || self.options.title_anchor_ratio > 0.0
+                || self.scorer.selection() == Selection::PositiveTokens)
+                .then(|| Vec::with_capacity((size_hint / 6).min(1 << 22))),
             meta: self.options.metadata.then(Collector::default),
+            h1: None,
+            h1_count: 0,
         };
         let topts = TokenizerOptions {
             http_charset: http_charset.map(str::to_string),
@@ -168,6 +199,7 @@ impl<'m> Extractor<'m> {
         };
         PageExtraction {
             tokenizer: Tokenizer::new(sink, topts),
+            scorer: self.scorer,
             options: self.options.clone(),
             scorer_name: self.scorer.name(),
             selection: self.scorer.selection(),
@@ -184,6 +216,9 @@ struct ScoreSink<'m> {
     tokens: Vec<Token>,
     scores: Option<Vec<f64>>,
     meta: Option<Collector>,
+    /// Index of the first `<h1>` start tag, and how many there are.
+    h1: Option<usize>,
+    h1_count: u32,
 }
 
 impl ScoreSink<'_> {
@@ -199,12 +234,16 @@ impl ScoreSink<'_> {
 impl TokenSink for ScoreSink<'_> {
     #[inline]
     fn token(&mut self, page: &str, token: &Token) {
-        self.tokens.push(*token);
-        if token.kind.is_tag()
-            && let Some(m) = self.meta.as_mut()
-        {
-            m.token(page, token);
+        if token.kind.is_tag() {
+            if token.tag == tags::H1 && token.kind == TokenKind::StartTag {
+                self.h1.get_or_insert(self.tokens.len());
+                self.h1_count += 1;
+            }
+            if let Some(m) = self.meta.as_mut() {
+                m.token(page, token);
+            }
         }
+        self.tokens.push(*token);
         let (mss, scores) = (&mut self.mss, &mut self.scores);
         self.scorer.push(page, token, &mut |s| Self::emit(mss, scores, s));
     }
@@ -213,6 +252,7 @@ impl TokenSink for ScoreSink<'_> {
 /// One page being extracted: [`write`](Self::write) chunks, then [`end`](Self::end).
 pub struct PageExtraction<'m> {
     tokenizer: Tokenizer<'m, ScoreSink<'m>>,
+    scorer: &'m dyn Scorer,
     options: ExtractOptions,
     scorer_name: &'static str,
     selection: Selection,
@@ -263,13 +303,28 @@ impl PageExtraction<'_> {
             x.signals = sink.meta.as_ref().map(|m| m.finish(page, None));
             return Ok(x);
         }
-        let best = sink.mss.best().filter(|b| b.value > 0.0);
+        let mut best = sink.mss.best().filter(|b| b.value > 0.0);
+        let found = best;
+        if let (Some(b), Some(h1), Some(scores)) = (best, sink.h1, sink.scores.as_deref())
+            && self.options.title_anchor_ratio > 0.0
+            && sink.h1_count <= ANCHOR_MAX_H1
+        {
+            best = Some(anchor(scores, b, h1, self.options.title_anchor_ratio));
+        }
         let mut span = best.map(|b| (b.start, b.end));
         if self.options.hr_constraint {
             span = span.and_then(|(s, e)| text::hr_cut(tokens, s, e).map(|e| (s, e)));
         }
         let mut out = String::new();
-        if let Some((s, e)) = span {
+        let spans = match (span, best, sink.scores.as_deref()) {
+            // An anchored span is a short article that lost to a long run by value: the runs
+            // worth a share of that run are not its parts.
+            (Some(main), Some(b), Some(scores)) if self.options.extra_span_ratio > 0.0 && best == found => {
+                extra_spans(scores, main, b.value, self.options.extra_span_ratio, self.options.extra_span_min)
+            }
+            _ => span.into_iter().collect(),
+        };
+        for &(s, e) in &spans {
             let slice = &tokens[s..=e];
             let mut keep = self.options.clean.then(|| text::clean_mask(slice));
             if self.options.drop_boilerplate
@@ -291,11 +346,35 @@ impl PageExtraction<'_> {
                     text::section_end_mask(page, slice, k, self.options.section_end_words);
                 }
             }
-            text::render(page, slice, keep.as_deref(), &mut out);
+            if spans.len() == 1 {
+                text::render(page, slice, keep.as_deref(), &mut out);
+            } else {
+                let mut part = String::new();
+                text::render(page, slice, keep.as_deref(), &mut part);
+                if !part.is_empty() {
+                    if !out.is_empty() {
+                        out.push_str("\n\n");
+                    }
+                    out.push_str(&part);
+                }
+            }
+        }
+        let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
+        let mut fallback = None;
+        if self.options.noscript_fallback
+            && text::word_count(&out) < NOSCRIPT_MIN_WORDS
+            && let Some(unwrapped) = unwrap_noscript(page)
+        {
+            let options = ExtractOptions { noscript_fallback: false, metadata: false, ..self.options.clone() };
+            let x = Extractor::new(self.scorer, options).extract(unwrapped.as_bytes(), Some("utf-8"))?;
+            if text::word_count(&x.text) > text::word_count(&out) {
+                out = x.text;
+                fallback = Some((x.span, x.score));
+            }
         }
         let top_segments = sink.scores.as_deref().map(|v| max_subsequence::top_k(v, 5)).unwrap_or_default();
         let signals = sink.meta.as_ref().map(|m| m.finish(page, span.map(|(s, _)| tokens[s].start as usize)));
-        Ok(Extraction {
+        let mut x = Extraction {
             title,
             text: out,
             byte_span: span.map(|(s, e)| (tokens[s].start as usize, tokens[e].end as usize)),
@@ -307,8 +386,97 @@ impl PageExtraction<'_> {
             top_segments,
             structure,
             signals,
-        })
+        };
+        if let Some((span, score)) = fallback {
+            // Token indices of the unwrapped page; its byte offsets would not index this one.
+            (x.span, x.byte_span, x.score) = (span, None, score);
+        }
+        Ok(x)
     }
+}
+
+/// How far after the `<h1>` an anchored run may start, in tokens
+/// ([`ExtractOptions::title_anchor_ratio`]): room for a byline, a date and a lead image.
+pub const ANCHOR_WINDOW: usize = 150;
+/// Pages with more `<h1>` than this use them for logos and section titles: no anchor.
+pub const ANCHOR_MAX_H1: u32 = 2;
+
+/// The span to extract given the headline at token `h1`: `best` itself when it holds the
+/// headline or starts within [`ANCHOR_WINDOW`] tokens after it; else the best maximal
+/// segment starting in that window, if worth at least `ratio` of `best`.
+fn anchor(scores: &[f64], best: Segment, h1: usize, ratio: f64) -> Segment {
+    let window = h1..=h1 + ANCHOR_WINDOW;
+    if window.contains(&best.start) || (best.start..=best.end).contains(&h1) {
+        return best;
+    }
+    max_subsequence::maximal_segments(scores)
+        .into_iter()
+        .filter(|g| window.contains(&g.start) && g.value >= ratio * best.value)
+        .max_by(|a, b| a.value.total_cmp(&b.value))
+        .unwrap_or(best)
+}
+
+/// Below this many words a page is extracted again with its `<noscript>` read
+/// ([`ExtractOptions::noscript_fallback`]).
+pub const NOSCRIPT_MIN_WORDS: usize = 20;
+
+/// The page with every `<noscript>` start and end tag made a `<div>`, so the tokenizer reads
+/// their content as markup; None when the page has no `<noscript>` holding anything.
+fn unwrap_noscript(page: &str) -> Option<String> {
+    const OPEN: &[u8] = b"<noscript";
+    const CLOSE: &[u8] = b"</noscript";
+    let bytes = page.as_bytes();
+    let at = |i: usize, pat: &[u8]| {
+        bytes.len() >= i + pat.len()
+            && bytes[i..i + pat.len()].eq_ignore_ascii_case(pat)
+            && bytes
+                .get(i + pat.len())
+                .is_none_or(|b| matches!(b, b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'))
+    };
+    let mut out = String::with_capacity(page.len());
+    let (mut last, mut found, mut content) = (0, false, 0usize);
+    let mut open_end = None;
+    for i in memchr::memchr_iter(b'<', bytes) {
+        let (len, tag) = if at(i, OPEN) {
+            (OPEN.len(), "<div")
+        } else if at(i, CLOSE) {
+            (CLOSE.len(), "</div")
+        } else {
+            continue;
+        };
+        if tag == "<div" {
+            open_end = Some(i + len);
+        } else if let Some(o) = open_end.take() {
+            content += i - o;
+        }
+        out.push_str(&page[last..i]);
+        out.push_str(tag);
+        last = i + len;
+        found = true;
+    }
+    // A few bytes of <noscript> (tracking pixels, "enable JavaScript") are not worth a pass.
+    (found && content >= 200).then(|| {
+        out.push_str(&page[last..]);
+        out
+    })
+}
+
+/// The spans kept with [`ExtractOptions::extra_span_ratio`], in page order: the best span
+/// `main` (value `best`) and every other maximal segment worth at least `ratio · best` and
+/// `min`. The best span is itself a maximal segment (no extension of it gains, no part of it
+/// is worth more), so it is found among them; it is added back should ties or rounding
+/// split it differently.
+fn extra_spans(scores: &[f64], main: (usize, usize), best: f64, ratio: f64, min: f64) -> Vec<(usize, usize)> {
+    let floor = (best * ratio).max(min);
+    let mut spans: Vec<(usize, usize)> = max_subsequence::maximal_segments(scores)
+        .into_iter()
+        .filter(|g| g.end < main.0 || g.start > main.1)
+        .filter(|g| g.value >= floor)
+        .map(|g| (g.start, g.end))
+        .collect();
+    let at = spans.partition_point(|&(s, _)| s < main.0);
+    spans.insert(at, main);
+    spans
 }
 
 /// The multi-span output ([`Selection::PositiveTokens`]): every text token scoring above 0,
@@ -377,4 +545,96 @@ fn check_not_binary(head: &[u8]) -> Result<(), ExtractError> {
 /// True when `kind` is a text token (word or symbol).
 pub fn is_text(kind: TokenKind) -> bool {
     !kind.is_tag()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scoring::simple::{SimpleScorer, SimpleScorerConfig};
+
+    /// `n` distinct words starting with `tag`.
+    fn words(tag: &str, n: usize) -> String {
+        (0..n).map(|i| format!("{tag}{i}")).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The defaults with one span and no anchor: the paper's extractor.
+    fn one_span() -> ExtractOptions {
+        ExtractOptions { extra_span_ratio: 0.0, title_anchor_ratio: 0.0, ..ExtractOptions::default() }
+    }
+
+    /// The text of `html` under the simple scorer (words +1, tags −3.25) and `options`.
+    fn text(html: &str, options: ExtractOptions) -> String {
+        let scorer = SimpleScorer::new(SimpleScorerConfig::default());
+        Extractor::new(&scorer, options).extract(html.as_bytes(), None).unwrap().text
+    }
+
+    #[test]
+    fn extra_spans_keep_the_other_items_of_a_listing_and_not_stray_words() {
+        // Two items (30 and 20 words) with a link rail between them: maximal runs worth 30, 1
+        // per link and 20.
+        let rail: String = (0..10).map(|i| format!("<li><a href=#>rail{i}</a></li>")).collect();
+        let html = format!("<p>{}</p><ul>{rail}</ul><p>{}</p>", words("first", 30), words("second", 20));
+        let one = text(&html, one_span());
+        assert!(one.contains("first29") && !one.contains("second0"), "{one}");
+        let opts = ExtractOptions { extra_span_ratio: 0.5, extra_span_min: 15.0, ..one_span() };
+        assert_eq!(text(&html, ExtractOptions::default()), text(&html, opts.clone()), "the defaults");
+        let both = text(&html, opts.clone());
+        assert!(both.contains("first0") && both.contains("second19"), "{both}");
+        assert!(!both.contains("rail"), "runs worth less than half the best stay out: {both}");
+        assert!(both.contains("first29\n\nsecond0"), "kept runs are paragraphs apart: {both}");
+        // 20 is below 0.8 · 30, and below a floor of 25.
+        assert!(!text(&html, ExtractOptions { extra_span_ratio: 0.8, ..opts.clone() }).contains("second0"));
+        assert!(!text(&html, ExtractOptions { extra_span_min: 25.0, ..opts }).contains("second0"));
+    }
+
+    #[test]
+    fn the_headline_anchors_a_short_article_against_a_longer_sidebar() {
+        // The sidebar starts more than ANCHOR_WINDOW tokens after the headline.
+        let gap = "<div></div>".repeat(ANCHOR_WINDOW / 2);
+        let page = |h1s: &str| {
+            format!(
+                "<div><a href=/>Home</a></div>{h1s}<p>{}</p>{gap}<aside><p>{}</p></aside>",
+                words("story", 15),
+                words("bio", 40)
+            )
+        };
+        let html = page("<h1>The headline</h1>");
+        let plain = text(&html, one_span());
+        assert!(plain.contains("bio0") && !plain.contains("story0"), "{plain}");
+        let anchored = ExtractOptions { title_anchor_ratio: 0.2, ..one_span() };
+        let got = text(&html, anchored.clone());
+        assert!(got.contains("story0") && got.contains("story14") && !got.contains("bio"), "{got}");
+        // Worth less than the ratio: the sidebar stays.
+        let strict = ExtractOptions { title_anchor_ratio: 0.5, ..one_span() };
+        assert!(text(&html, strict).contains("bio0"));
+        // The defaults anchor it, and keep none of the sidebar beside it.
+        assert_eq!(text(&html, ExtractOptions::default()), got);
+        // Three <h1> are logos and section titles, not a headline.
+        let many = page("<h1>Logo</h1><h1>Section</h1><h1>The headline</h1>");
+        assert!(text(&many, anchored).contains("bio0"));
+    }
+
+    #[test]
+    fn content_served_only_in_noscript_is_read_when_the_page_is_otherwise_empty() {
+        let html = format!(
+            "<html><body><nav><a href=/>Home</a></nav><noscript><div class=post><p>{}</p></div></noscript>\
+             <script>app()</script></body></html>",
+            words("post", 40)
+        );
+        let got = text(&html, ExtractOptions::default());
+        assert!(got.contains("post0") && got.contains("post39"), "{got}");
+        let off = text(&html, ExtractOptions { noscript_fallback: false, ..ExtractOptions::default() });
+        assert!(!off.contains("post0"), "{off}");
+        // A page with text of its own keeps it; a tracking pixel in <noscript> is no reason to look.
+        let own = format!("<p>{}</p><noscript><img src=x></noscript>", words("own", 30));
+        assert!(unwrap_noscript(&own).is_none());
+        assert_eq!(text(&own, ExtractOptions::default()), words("own", 30));
+    }
+
+    #[test]
+    fn noscript_tags_are_unwrapped_in_any_case_and_only_whole_names() {
+        let body = "x".repeat(250);
+        let got = unwrap_noscript(&format!("<NoScript class=a>{body}</NOSCRIPT ><noscripts>")).unwrap();
+        assert_eq!(got, format!("<div class=a>{body}</div ><noscripts>"));
+    }
 }

@@ -443,6 +443,11 @@ pub fn section_end_mask(page: &str, tokens: &[Token], keep: &mut [bool], min_wor
     }
 }
 
+/// Whitespace-separated words of an output text.
+pub fn word_count(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

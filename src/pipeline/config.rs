@@ -147,6 +147,14 @@ pub struct ExtractorConfig {
     pub section_end_words: usize,
     /// Drop runs of at least this many one-link blocks (teaser lists) inside the span (0 = never).
     pub link_run_blocks: usize,
+    /// Also keep other runs of positive score worth this fraction of the best span (0 = one span).
+    pub extra_span_ratio: f64,
+    /// And worth at least this much (sum of token scores).
+    pub extra_span_min: f64,
+    /// Extract a page again with its `<noscript>` content read when it gives almost no text.
+    pub noscript_fallback: bool,
+    /// Prefer the run just after the `<h1>` when worth this fraction of the best (0 = never).
+    pub title_anchor_ratio: f64,
 }
 
 impl Default for ExtractorConfig {
@@ -162,6 +170,10 @@ impl Default for ExtractorConfig {
             drop_link_blocks: true,
             section_end_words: crate::extract::ExtractOptions::default().section_end_words,
             link_run_blocks: crate::extract::ExtractOptions::default().link_run_blocks,
+            extra_span_ratio: crate::extract::ExtractOptions::default().extra_span_ratio,
+            extra_span_min: crate::extract::ExtractOptions::default().extra_span_min,
+            noscript_fallback: crate::extract::ExtractOptions::default().noscript_fallback,
+            title_anchor_ratio: crate::extract::ExtractOptions::default().title_anchor_ratio,
         }
     }
 }
@@ -266,6 +278,10 @@ const KNOWN: &[(&str, &[&str])] = &[
             "drop_link_blocks",
             "section_end_words",
             "link_run_blocks",
+            "extra_span_ratio",
+            "extra_span_min",
+            "noscript_fallback",
+            "title_anchor_ratio",
         ],
     ),
     ("run", &["threads", "resume", "shard", "s3_endpoint", "staging"]),
