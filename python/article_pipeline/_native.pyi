@@ -49,6 +49,7 @@ class Extractor:
         clean: bool = False,
         keep_boilerplate: bool = False,
         keep_link_blocks: bool = False,
+        keep_hidden_microdata: bool = False,
         section_end_words: Optional[int] = None,
         link_run_blocks: Optional[int] = None,
         extra_span_ratio: Optional[float] = None,

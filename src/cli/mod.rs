@@ -82,6 +82,10 @@ pub struct ExtractorArgs {
     /// stories… (dropped by default).
     #[arg(long)]
     pub keep_boilerplate: bool,
+    /// Keep hidden schema.org microdata elements inside the span (dropped by default: hidden
+    /// copies of the headline, byline and dates).
+    #[arg(long)]
+    pub keep_hidden_microdata: bool,
     /// Keep link lists inside the span (dropped by default).
     #[arg(long)]
     pub keep_link_blocks: bool,
@@ -127,6 +131,7 @@ impl ExtractorArgs {
             clean: self.clean,
             drop_boilerplate: !self.keep_boilerplate,
             drop_link_blocks: !self.keep_link_blocks,
+            drop_hidden_microdata: !self.keep_hidden_microdata,
             section_end_words: self.section_end_words,
             link_run_blocks: self.link_run_blocks,
             extra_span_ratio: self.extra_span_ratio,

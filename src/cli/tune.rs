@@ -49,6 +49,9 @@ pub struct TuneArgs {
     /// Title-anchor ratios to try (0 = off).
     #[arg(long, default_value = "0", value_delimiter = ',')]
     title_anchor_ratio: Vec<f64>,
+    /// Hidden-microdata filter settings to try (on, off).
+    #[arg(long, default_value = "on", value_delimiter = ',')]
+    drop_hidden_microdata: Vec<String>,
     /// Also try without the <noscript> fallback.
     #[arg(long)]
     try_noscript_off: bool,
@@ -72,6 +75,30 @@ fn values(list: &[String], what: &str) -> anyhow::Result<Vec<Option<f64>>> {
         .collect()
 }
 
+/// Every setting of `settings` once per value of a new dimension.
+fn expand<T>(settings: &mut Vec<Setting>, values: &[T], set: impl Fn(&mut Setting, &T)) {
+    *settings = settings
+        .iter()
+        .flat_map(|s| {
+            values.iter().map(|v| {
+                let mut s = s.clone();
+                set(&mut s, v);
+                s
+            })
+        })
+        .collect();
+}
+
+fn onoff(list: &[String], what: &str) -> anyhow::Result<Vec<bool>> {
+    list.iter()
+        .map(|v| match v.trim() {
+            "on" => Ok(true),
+            "off" => Ok(false),
+            x => anyhow::bail!("--{what}: `{x}` is neither on nor off"),
+        })
+        .collect()
+}
+
 pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
     anyhow::ensure!(!entries.is_empty(), "no pages of split `{}` in {:?}", args.split, args.manifest);
@@ -88,37 +115,33 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
             spans.extend(args.extra_span_min.iter().map(|&m| (r, m)));
         }
     }
-    let mut settings = Vec::new();
-    for &sew in &args.section_end_words {
-        for &link_run_blocks in &args.link_run_blocks {
-            for &(extra_span_ratio, extra_span_min) in &spans {
-                for &(drop_boilerplate, drop_link_blocks) in filters {
-                    for &title_anchor_ratio in &args.title_anchor_ratio {
-                        for noscript_fallback in
-                            [true, false].into_iter().take(if args.try_noscript_off { 2 } else { 1 })
-                        {
-                            for bias in values(&args.bias, "bias")? {
-                                for tag_bias in values(&args.tag_bias, "tag-bias")? {
-                                    settings.push(Setting {
-                                        noscript_fallback,
-                                        title_anchor_ratio,
-                                        bias,
-                                        tag_bias,
-                                        section_end_words: sew,
-                                        drop_boilerplate,
-                                        drop_link_blocks,
-                                        link_run_blocks,
-                                        extra_span_ratio,
-                                        extra_span_min,
-                                    });
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
+    // The grid: every combination of the listed values, one dimension at a time.
+    let base = Setting {
+        bias: None,
+        tag_bias: None,
+        section_end_words: default.section_end_words,
+        drop_boilerplate: true,
+        drop_link_blocks: true,
+        drop_hidden_microdata: default.drop_hidden_microdata,
+        link_run_blocks: default.link_run_blocks,
+        extra_span_ratio: default.extra_span_ratio,
+        extra_span_min: default.extra_span_min,
+        noscript_fallback: true,
+        title_anchor_ratio: default.title_anchor_ratio,
+    };
+    let noscript: &[bool] = if args.try_noscript_off { &[true, false] } else { &[true] };
+    let mut settings = vec![base];
+    expand(&mut settings, &args.section_end_words, |s, &v| s.section_end_words = v);
+    expand(&mut settings, &args.link_run_blocks, |s, &v| s.link_run_blocks = v);
+    expand(&mut settings, &spans, |s, &(r, m)| (s.extra_span_ratio, s.extra_span_min) = (r, m));
+    expand(&mut settings, filters, |s, &(b, l)| (s.drop_boilerplate, s.drop_link_blocks) = (b, l));
+    expand(&mut settings, &onoff(&args.drop_hidden_microdata, "drop-hidden-microdata")?, |s, &v| {
+        s.drop_hidden_microdata = v
+    });
+    expand(&mut settings, &args.title_anchor_ratio, |s, &v| s.title_anchor_ratio = v);
+    expand(&mut settings, noscript, |s, &v| s.noscript_fallback = v);
+    expand(&mut settings, &values(&args.bias, "bias")?, |s, &v| s.bias = v);
+    expand(&mut settings, &values(&args.tag_bias, "tag-bias")?, |s, &v| s.tag_bias = v);
     settings.sort_by_key(|s| {
         let is_default = s.bias.is_none()
             && s.tag_bias.is_none()
@@ -129,7 +152,8 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
             && s.extra_span_ratio == default.extra_span_ratio
             && s.extra_span_min == default.extra_span_min
             && s.noscript_fallback == default.noscript_fallback
-            && s.title_anchor_ratio == default.title_anchor_ratio;
+            && s.title_anchor_ratio == default.title_anchor_ratio
+            && s.drop_hidden_microdata == default.drop_hidden_microdata;
         !is_default
     });
     let n = settings.len();

@@ -29,6 +29,7 @@ pub struct Setting {
     pub section_end_words: usize,
     pub drop_boilerplate: bool,
     pub drop_link_blocks: bool,
+    pub drop_hidden_microdata: bool,
     pub link_run_blocks: usize,
     pub extra_span_ratio: f64,
     pub extra_span_min: f64,
@@ -42,6 +43,7 @@ impl Setting {
             section_end_words: self.section_end_words,
             drop_boilerplate: self.drop_boilerplate,
             drop_link_blocks: self.drop_link_blocks,
+            drop_hidden_microdata: self.drop_hidden_microdata,
             link_run_blocks: self.link_run_blocks,
             extra_span_ratio: self.extra_span_ratio,
             extra_span_min: self.extra_span_min,
@@ -66,6 +68,9 @@ impl Setting {
         }
         if !self.drop_link_blocks {
             f.push("--keep-link-blocks".into());
+        }
+        if !self.drop_hidden_microdata {
+            f.push("--keep-hidden-microdata".into());
         }
         if self.link_run_blocks > 0 {
             f.push(format!("--link-run-blocks {}", self.link_run_blocks));
@@ -253,6 +258,7 @@ mod tests {
             section_end_words: 30,
             drop_boilerplate: true,
             drop_link_blocks: true,
+            drop_hidden_microdata: false,
             link_run_blocks: 0,
             extra_span_ratio: 0.0,
             extra_span_min: 0.0,

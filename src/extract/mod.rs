@@ -26,6 +26,10 @@ pub struct ExtractOptions {
     /// bars, related stories; [`text::boilerplate_mask`]). Default: on (pooled dev F1 of the
     /// default model 0.841 without either filter, 0.851 with both; README).
     pub drop_boilerplate: bool,
+    /// Drop hidden schema.org microdata elements inside the span (hidden copies of the
+    /// headline, byline and dates; [`text::hidden_microdata_mask`]). Default: on, chosen by
+    /// leave-one-dataset-out (aeb +0.003, the other sets unchanged).
+    pub drop_hidden_microdata: bool,
     /// Drop link lists inside the span ([`text::link_block_mask`]). Default: on.
     pub drop_link_blocks: bool,
     /// Drop runs of at least this many one-link blocks inside the span
@@ -74,6 +78,7 @@ impl Default for ExtractOptions {
             hr_constraint: false,
             clean: false,
             drop_boilerplate: true,
+            drop_hidden_microdata: true,
             drop_link_blocks: true,
             link_run_blocks: 2,
             section_end_words: 30,
@@ -328,6 +333,7 @@ impl PageExtraction<'_> {
             let slice = &tokens[s..=e];
             let mut keep = self.options.clean.then(|| text::clean_mask(slice));
             if self.options.drop_boilerplate
+                || self.options.drop_hidden_microdata
                 || self.options.drop_link_blocks
                 || self.options.link_run_blocks > 0
                 || self.options.section_end_words > 0
@@ -335,6 +341,9 @@ impl PageExtraction<'_> {
                 let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
                 if self.options.drop_boilerplate {
                     text::boilerplate_mask(page, slice, k);
+                }
+                if self.options.drop_hidden_microdata {
+                    text::hidden_microdata_mask(page, slice, k);
                 }
                 if self.options.drop_link_blocks {
                     text::link_block_mask(slice, k, 2, 0.6);
