@@ -50,6 +50,7 @@ class Extractor:
         keep_boilerplate: bool = False,
         keep_link_blocks: bool = False,
         keep_hidden_microdata: bool = False,
+        keep_more_furniture: bool = False,
         section_end_words: Optional[int] = None,
         link_run_blocks: Optional[int] = None,
         extra_span_ratio: Optional[float] = None,

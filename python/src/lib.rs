@@ -48,7 +48,8 @@ impl Extractor {
 #[pymethods]
 impl Extractor {
     /// Extractor(scorer="nb", model=None, *, bias=None, tag_bias=None, hr=False, clean=False,
-    /// keep_boilerplate=False, keep_link_blocks=False, keep_hidden_microdata=False, section_end_words=30,
+    /// keep_boilerplate=False, keep_link_blocks=False, keep_hidden_microdata=False,
+    /// keep_more_furniture=False, section_end_words=30,
     /// link_run_blocks=None, extra_span_ratio=None, extra_span_min=None, noscript_fallback=True,
     /// title_anchor_ratio=None)
     ///
@@ -57,7 +58,8 @@ impl Extractor {
     /// learned scorers need one). The options are the CLI's extraction flags.
     #[new]
     #[pyo3(signature = (scorer="nb", model=None, *, bias=None, tag_bias=None, hr=false, clean=false,
-                        keep_boilerplate=false, keep_link_blocks=false, keep_hidden_microdata=false, section_end_words=None,
+                        keep_boilerplate=false, keep_link_blocks=false, keep_hidden_microdata=false,
+                        keep_more_furniture=false, section_end_words=None,
                         link_run_blocks=None, extra_span_ratio=None, extra_span_min=None,
                         noscript_fallback=true, title_anchor_ratio=None))]
     #[allow(clippy::too_many_arguments)]
@@ -71,6 +73,7 @@ impl Extractor {
         keep_boilerplate: bool,
         keep_link_blocks: bool,
         keep_hidden_microdata: bool,
+        keep_more_furniture: bool,
         section_end_words: Option<usize>,
         link_run_blocks: Option<usize>,
         extra_span_ratio: Option<f64>,
@@ -89,6 +92,7 @@ impl Extractor {
             drop_boilerplate: !keep_boilerplate,
             drop_link_blocks: !keep_link_blocks,
             drop_hidden_microdata: !keep_hidden_microdata,
+            drop_more_furniture: !keep_more_furniture,
             section_end_words: section_end_words.unwrap_or(ExtractOptions::default().section_end_words),
             link_run_blocks: link_run_blocks.unwrap_or(ExtractOptions::default().link_run_blocks),
             extra_span_ratio: extra_span_ratio.unwrap_or(ExtractOptions::default().extra_span_ratio),

@@ -86,6 +86,10 @@ pub struct ExtractorArgs {
     /// copies of the headline, byline and dates).
     #[arg(long)]
     pub keep_hidden_microdata: bool,
+    /// Keep post footers, author boxes and <aside> elements inside the span (dropped by
+    /// default).
+    #[arg(long)]
+    pub keep_more_furniture: bool,
     /// Keep link lists inside the span (dropped by default).
     #[arg(long)]
     pub keep_link_blocks: bool,
@@ -132,6 +136,7 @@ impl ExtractorArgs {
             drop_boilerplate: !self.keep_boilerplate,
             drop_link_blocks: !self.keep_link_blocks,
             drop_hidden_microdata: !self.keep_hidden_microdata,
+            drop_more_furniture: !self.keep_more_furniture,
             section_end_words: self.section_end_words,
             link_run_blocks: self.link_run_blocks,
             extra_span_ratio: self.extra_span_ratio,

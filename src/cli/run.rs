@@ -234,6 +234,7 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         drop_boilerplate: config.extractor.drop_boilerplate,
         drop_link_blocks: config.extractor.drop_link_blocks,
         drop_hidden_microdata: config.extractor.drop_hidden_microdata,
+        drop_more_furniture: config.extractor.drop_more_furniture,
         section_end_words: config.extractor.section_end_words,
         link_run_blocks: config.extractor.link_run_blocks,
         extra_span_ratio: config.extractor.extra_span_ratio,

@@ -49,6 +49,9 @@ pub struct TuneArgs {
     /// Title-anchor ratios to try (0 = off).
     #[arg(long, default_value = "0", value_delimiter = ',')]
     title_anchor_ratio: Vec<f64>,
+    /// Second-furniture-list settings to try (on, off).
+    #[arg(long, default_value = "on", value_delimiter = ',')]
+    drop_more_furniture: Vec<String>,
     /// Hidden-microdata filter settings to try (on, off).
     #[arg(long, default_value = "on", value_delimiter = ',')]
     drop_hidden_microdata: Vec<String>,
@@ -123,6 +126,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
         drop_boilerplate: true,
         drop_link_blocks: true,
         drop_hidden_microdata: default.drop_hidden_microdata,
+        drop_more_furniture: default.drop_more_furniture,
         link_run_blocks: default.link_run_blocks,
         extra_span_ratio: default.extra_span_ratio,
         extra_span_min: default.extra_span_min,
@@ -138,6 +142,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     expand(&mut settings, &onoff(&args.drop_hidden_microdata, "drop-hidden-microdata")?, |s, &v| {
         s.drop_hidden_microdata = v
     });
+    expand(&mut settings, &onoff(&args.drop_more_furniture, "drop-more-furniture")?, |s, &v| s.drop_more_furniture = v);
     expand(&mut settings, &args.title_anchor_ratio, |s, &v| s.title_anchor_ratio = v);
     expand(&mut settings, noscript, |s, &v| s.noscript_fallback = v);
     expand(&mut settings, &values(&args.bias, "bias")?, |s, &v| s.bias = v);
@@ -153,7 +158,8 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
             && s.extra_span_min == default.extra_span_min
             && s.noscript_fallback == default.noscript_fallback
             && s.title_anchor_ratio == default.title_anchor_ratio
-            && s.drop_hidden_microdata == default.drop_hidden_microdata;
+            && s.drop_hidden_microdata == default.drop_hidden_microdata
+            && s.drop_more_furniture == default.drop_more_furniture;
         !is_default
     });
     let n = settings.len();

@@ -30,6 +30,7 @@ pub struct Setting {
     pub drop_boilerplate: bool,
     pub drop_link_blocks: bool,
     pub drop_hidden_microdata: bool,
+    pub drop_more_furniture: bool,
     pub link_run_blocks: usize,
     pub extra_span_ratio: f64,
     pub extra_span_min: f64,
@@ -44,6 +45,7 @@ impl Setting {
             drop_boilerplate: self.drop_boilerplate,
             drop_link_blocks: self.drop_link_blocks,
             drop_hidden_microdata: self.drop_hidden_microdata,
+            drop_more_furniture: self.drop_more_furniture,
             link_run_blocks: self.link_run_blocks,
             extra_span_ratio: self.extra_span_ratio,
             extra_span_min: self.extra_span_min,
@@ -68,6 +70,9 @@ impl Setting {
         }
         if !self.drop_link_blocks {
             f.push("--keep-link-blocks".into());
+        }
+        if !self.drop_more_furniture {
+            f.push("--keep-more-furniture".into());
         }
         if !self.drop_hidden_microdata {
             f.push("--keep-hidden-microdata".into());
@@ -259,6 +264,7 @@ mod tests {
             drop_boilerplate: true,
             drop_link_blocks: true,
             drop_hidden_microdata: false,
+            drop_more_furniture: false,
             link_run_blocks: 0,
             extra_span_ratio: 0.0,
             extra_span_min: 0.0,

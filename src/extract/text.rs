@@ -202,13 +202,25 @@ fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
     hay.len() >= needle.len() && hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 
+/// More furniture, screened later (session 7) on the current defaults: post footers
+/// (`entry-footer`, `post-footer`: tags, "posted in", share counts), author boxes (`author-bio`,
+/// `author-box`) and `<aside>` elements (pull-outs, "more on this"). Each helped or kept every
+/// dev set (README); `author` alone was rejected (dragnet −0.040: it names bylines that gold
+/// keeps), as were `widget`, `read-more` and `pagination`.
+const MORE_NAMES: &[&str] = &["footer", "bio", "author-box"];
+const MORE_TAGS: &[TagId] = &[tags::ASIDE];
+
 /// Does this start tag's id or class name page furniture?
 pub fn is_boilerplate_element(raw_tag: &str) -> bool {
+    is_furniture(raw_tag, BOILERPLATE_NAMES)
+}
+
+fn is_furniture(raw_tag: &str, names: &[&str]) -> bool {
     let tag = raw_tag.as_bytes();
     [attr_value(tag, b"class"), attr_value(tag, b"id")]
         .into_iter()
         .flatten()
-        .any(|v| BOILERPLATE_NAMES.iter().any(|n| contains_ignore_case(v, n.as_bytes())))
+        .any(|v| names.iter().any(|n| contains_ignore_case(v, n.as_bytes())))
 }
 
 /// Is this start tag a hidden copy of metadata: a schema.org microdata element (`itemscope` /
@@ -278,25 +290,31 @@ fn has_attr(tag: &[u8], name: &[u8]) -> bool {
 /// ([`BOILERPLATE_NAMES`]) with its whole subtree (to the end of the span when it is not
 /// closed inside it: the span then ran on into that section).
 pub fn boilerplate_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
-    element_mask(page, tokens, keep, is_boilerplate_element);
+    element_mask(page, tokens, keep, |_, raw| is_boilerplate_element(raw));
+}
+
+/// Keep-mask that drops, inside the span, the second list of furniture ([`MORE_NAMES`] by
+/// id/class, [`MORE_TAGS`] by element) with its subtree.
+pub fn more_furniture_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
+    element_mask(page, tokens, keep, |tag, raw| MORE_TAGS.contains(&tag) || is_furniture(raw, MORE_NAMES));
 }
 
 /// Keep-mask that drops, inside the span, every hidden microdata element
 /// ([`is_hidden_microdata`]) with its subtree.
 pub fn hidden_microdata_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
-    element_mask(page, tokens, keep, is_hidden_microdata);
+    element_mask(page, tokens, keep, |_, raw| is_hidden_microdata(raw));
 }
 
 /// Drops every element whose start tag `drop` accepts, with its subtree (to the end of the
 /// span when it is not closed inside it).
-fn element_mask(page: &str, tokens: &[Token], keep: &mut [bool], drop: fn(&str) -> bool) {
+fn element_mask(page: &str, tokens: &[Token], keep: &mut [bool], drop: impl Fn(TagId, &str) -> bool) {
     // Open elements inside the span: (tag, start index, furniture?).
     let mut open: Vec<(TagId, usize, bool)> = Vec::new();
     let mut dropping_from: Option<usize> = None;
     for (i, t) in tokens.iter().enumerate() {
         match t.kind {
             TokenKind::StartTag if !tags::is_void(t.tag) => {
-                let furniture = dropping_from.is_none() && drop(t.raw(page));
+                let furniture = dropping_from.is_none() && drop(t.tag, t.raw(page));
                 if furniture {
                     dropping_from = Some(open.len());
                 }
@@ -595,6 +613,16 @@ mod tests {
         assert_eq!(masked(html, boilerplate_mask), "Story text one.\n\nStory text two.");
         // Not closed inside the span: dropped to the end.
         assert_eq!(masked("<p>Story.</p><div class=related><p>Other story", boilerplate_mask), "Story.");
+    }
+
+    #[test]
+    fn post_footers_author_boxes_and_asides_are_the_second_furniture_list() {
+        let html = "<p>Story one.</p><aside class=pullquote><p>Quoted again.</p></aside><p>Story two.</p>\
+                    <div class=\"entry-footer\">Posted in News</div><div id=author-bio><p>Jane writes.</p></div>\
+                    <div class=author><p>By Jane</p></div>";
+        assert_eq!(masked(html, more_furniture_mask), "Story one.\n\nStory two.\n\nBy Jane");
+        // Not in the first list: the default filter alone keeps them.
+        assert!(masked(html, boilerplate_mask).contains("Posted in News"));
     }
 
     #[test]

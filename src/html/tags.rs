@@ -230,7 +230,7 @@ ids! {
     IMG = "img", LI = "li", NOSCRIPT = "noscript", OBJECT = "object", P = "p", PRE = "pre",
     SCRIPT = "script", STYLE = "style", TABLE = "table", TD = "td", TH = "th", TEMPLATE = "template",
     TITLE = "title", TEXTAREA = "textarea", SVG = "svg", BODY = "body", HEAD = "head",
-    HTML = "html", META = "meta", LINK = "link", TIME = "time", H1 = "h1",
+    HTML = "html", META = "meta", LINK = "link", TIME = "time", H1 = "h1", ASIDE = "aside",
 }
 
 const fn props_table() -> [u8; 256] {

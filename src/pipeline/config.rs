@@ -145,6 +145,8 @@ pub struct ExtractorConfig {
     pub drop_link_blocks: bool,
     /// Drop hidden schema.org microdata elements (copies of headline, byline, dates) inside the span.
     pub drop_hidden_microdata: bool,
+    /// Drop post footers, author boxes and `<aside>` inside the span.
+    pub drop_more_furniture: bool,
     /// End the span at a comment / related / share heading after this many words (0 = never).
     pub section_end_words: usize,
     /// Drop runs of at least this many one-link blocks (teaser lists) inside the span (0 = never).
@@ -171,6 +173,7 @@ impl Default for ExtractorConfig {
             drop_boilerplate: true,
             drop_link_blocks: true,
             drop_hidden_microdata: crate::extract::ExtractOptions::default().drop_hidden_microdata,
+            drop_more_furniture: crate::extract::ExtractOptions::default().drop_more_furniture,
             section_end_words: crate::extract::ExtractOptions::default().section_end_words,
             link_run_blocks: crate::extract::ExtractOptions::default().link_run_blocks,
             extra_span_ratio: crate::extract::ExtractOptions::default().extra_span_ratio,
@@ -280,6 +283,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "drop_boilerplate",
             "drop_link_blocks",
             "drop_hidden_microdata",
+            "drop_more_furniture",
             "section_end_words",
             "link_run_blocks",
             "extra_span_ratio",
