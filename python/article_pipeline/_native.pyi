@@ -57,6 +57,7 @@ class Extractor:
         extra_span_min: Optional[float] = None,
         noscript_fallback: bool = True,
         title_anchor_ratio: Optional[float] = None,
+        furniture_escape_ratio: Optional[float] = None,
     ) -> None: ...
     @property
     def scorer(self) -> str: ...

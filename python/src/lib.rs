@@ -51,7 +51,7 @@ impl Extractor {
     /// keep_boilerplate=False, keep_link_blocks=False, keep_hidden_microdata=False,
     /// keep_more_furniture=False, section_end_words=30,
     /// link_run_blocks=None, extra_span_ratio=None, extra_span_min=None, noscript_fallback=True,
-    /// title_anchor_ratio=None)
+    /// title_anchor_ratio=None, furniture_escape_ratio=None)
     ///
     /// `scorer` is one of `article_pipeline.SCORERS`; `model` a model file from
     /// `pipeline train` / `pipeline bootstrap` (default: the built-in model for "nb"; the
@@ -61,7 +61,7 @@ impl Extractor {
                         keep_boilerplate=false, keep_link_blocks=false, keep_hidden_microdata=false,
                         keep_more_furniture=false, section_end_words=None,
                         link_run_blocks=None, extra_span_ratio=None, extra_span_min=None,
-                        noscript_fallback=true, title_anchor_ratio=None))]
+                        noscript_fallback=true, title_anchor_ratio=None, furniture_escape_ratio=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         scorer: &str,
@@ -80,6 +80,7 @@ impl Extractor {
         extra_span_min: Option<f64>,
         noscript_fallback: bool,
         title_anchor_ratio: Option<f64>,
+        furniture_escape_ratio: Option<f64>,
     ) -> PyResult<Self> {
         let mut built =
             scoring::build(scorer, model.as_deref(), bias).map_err(|e| ModelError::new_err(e.to_string()))?;
@@ -99,6 +100,7 @@ impl Extractor {
             extra_span_min: extra_span_min.unwrap_or(ExtractOptions::default().extra_span_min),
             noscript_fallback,
             title_anchor_ratio: title_anchor_ratio.unwrap_or(ExtractOptions::default().title_anchor_ratio),
+            furniture_escape_ratio: furniture_escape_ratio.unwrap_or(ExtractOptions::default().furniture_escape_ratio),
             ..ExtractOptions::default()
         };
         let model_id = built.model_id();

@@ -116,6 +116,10 @@ pub struct ExtractorArgs {
     /// fraction of the best run elsewhere (0 = never).
     #[arg(long, default_value_t = ExtractOptions::default().title_anchor_ratio)]
     pub title_anchor_ratio: f64,
+    /// When the best run starts inside a comment section or other furniture, take the best run
+    /// outside it worth at least this fraction (0 = never).
+    #[arg(long, default_value_t = ExtractOptions::default().furniture_escape_ratio)]
+    pub furniture_escape_ratio: f64,
     /// Do not read the page's metadata (dates, language, authors …); for measuring its cost.
     #[arg(long)]
     pub no_metadata: bool,
@@ -143,6 +147,7 @@ impl ExtractorArgs {
             extra_span_min: self.extra_span_min,
             noscript_fallback: !self.no_noscript_fallback,
             title_anchor_ratio: self.title_anchor_ratio,
+            furniture_escape_ratio: self.furniture_escape_ratio,
             metadata: !self.no_metadata,
             ..ExtractOptions::default()
         };

@@ -241,6 +241,7 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         extra_span_min: config.extractor.extra_span_min,
         noscript_fallback: config.extractor.noscript_fallback,
         title_anchor_ratio: config.extractor.title_anchor_ratio,
+        furniture_escape_ratio: config.extractor.furniture_escape_ratio,
         ..ExtractOptions::default()
     };
     let extractor = Extractor::new(scorer.as_ref(), options);

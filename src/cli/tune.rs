@@ -38,23 +38,26 @@ pub struct TuneArgs {
     #[arg(long, default_value = "30,0", value_delimiter = ',')]
     section_end_words: Vec<usize>,
     /// Link-run lengths to try (0 = off).
-    #[arg(long, default_value = "0", value_delimiter = ',')]
+    #[arg(long, default_value = "2", value_delimiter = ',')]
     link_run_blocks: Vec<usize>,
     /// Extra-span ratios to try (0 = one span).
-    #[arg(long, default_value = "0", value_delimiter = ',')]
+    #[arg(long, default_value = "0.5,0", value_delimiter = ',')]
     extra_span_ratio: Vec<f64>,
     /// Extra-span minimum values to try (with every ratio above 0).
-    #[arg(long, default_value = "0", value_delimiter = ',')]
+    #[arg(long, default_value = "15", value_delimiter = ',')]
     extra_span_min: Vec<f64>,
     /// Title-anchor ratios to try (0 = off).
-    #[arg(long, default_value = "0", value_delimiter = ',')]
+    #[arg(long, default_value = "0.3,0", value_delimiter = ',')]
     title_anchor_ratio: Vec<f64>,
     /// Second-furniture-list settings to try (on, off).
-    #[arg(long, default_value = "on", value_delimiter = ',')]
+    #[arg(long, default_value = "on,off", value_delimiter = ',')]
     drop_more_furniture: Vec<String>,
     /// Hidden-microdata filter settings to try (on, off).
-    #[arg(long, default_value = "on", value_delimiter = ',')]
+    #[arg(long, default_value = "on,off", value_delimiter = ',')]
     drop_hidden_microdata: Vec<String>,
+    /// Furniture-escape ratios to try (0 = off).
+    #[arg(long, default_value = "0", value_delimiter = ',')]
+    furniture_escape_ratio: Vec<f64>,
     /// Also try without the <noscript> fallback.
     #[arg(long)]
     try_noscript_off: bool,
@@ -132,6 +135,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
         extra_span_min: default.extra_span_min,
         noscript_fallback: true,
         title_anchor_ratio: default.title_anchor_ratio,
+        furniture_escape_ratio: default.furniture_escape_ratio,
     };
     let noscript: &[bool] = if args.try_noscript_off { &[true, false] } else { &[true] };
     let mut settings = vec![base];
@@ -144,6 +148,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     });
     expand(&mut settings, &onoff(&args.drop_more_furniture, "drop-more-furniture")?, |s, &v| s.drop_more_furniture = v);
     expand(&mut settings, &args.title_anchor_ratio, |s, &v| s.title_anchor_ratio = v);
+    expand(&mut settings, &args.furniture_escape_ratio, |s, &v| s.furniture_escape_ratio = v);
     expand(&mut settings, noscript, |s, &v| s.noscript_fallback = v);
     expand(&mut settings, &values(&args.bias, "bias")?, |s, &v| s.bias = v);
     expand(&mut settings, &values(&args.tag_bias, "tag-bias")?, |s, &v| s.tag_bias = v);
@@ -159,7 +164,8 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
             && s.noscript_fallback == default.noscript_fallback
             && s.title_anchor_ratio == default.title_anchor_ratio
             && s.drop_hidden_microdata == default.drop_hidden_microdata
-            && s.drop_more_furniture == default.drop_more_furniture;
+            && s.drop_more_furniture == default.drop_more_furniture
+            && s.furniture_escape_ratio == default.furniture_escape_ratio;
         !is_default
     });
     let n = settings.len();

@@ -36,6 +36,7 @@ pub struct Setting {
     pub extra_span_min: f64,
     pub noscript_fallback: bool,
     pub title_anchor_ratio: f64,
+    pub furniture_escape_ratio: f64,
 }
 
 impl Setting {
@@ -51,6 +52,7 @@ impl Setting {
             extra_span_min: self.extra_span_min,
             noscript_fallback: self.noscript_fallback,
             title_anchor_ratio: self.title_anchor_ratio,
+            furniture_escape_ratio: self.furniture_escape_ratio,
             ..ExtractOptions::default()
         }
     }
@@ -85,6 +87,9 @@ impl Setting {
         }
         if self.title_anchor_ratio > 0.0 {
             f.push(format!("--title-anchor-ratio {}", self.title_anchor_ratio));
+        }
+        if self.furniture_escape_ratio > 0.0 {
+            f.push(format!("--furniture-escape-ratio {}", self.furniture_escape_ratio));
         }
         if !self.noscript_fallback {
             f.push("--no-noscript-fallback".into());
@@ -270,6 +275,7 @@ mod tests {
             extra_span_min: 0.0,
             noscript_fallback: true,
             title_anchor_ratio: 0.0,
+            furniture_escape_ratio: 0.0,
         }
     }
 

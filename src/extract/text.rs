@@ -286,6 +286,28 @@ fn has_attr(tag: &[u8], name: &[u8]) -> bool {
     }
 }
 
+/// Is token `at` inside an element whose id/class names page furniture
+/// ([`is_boilerplate_element`])? The span filters see only elements opened inside the span;
+/// a span that starts inside a comment section never meets the section's start tag. One pass
+/// over the tags before `at` keeps the stack of open elements (closing to the matching start
+/// tag, as the span filters do); their start tags are then checked.
+pub fn inside_furniture(page: &str, tokens: &[Token], at: usize) -> bool {
+    let mut open: Vec<(TagId, usize)> = Vec::new();
+    for (i, t) in tokens[..at.min(tokens.len())].iter().enumerate() {
+        match t.kind {
+            TokenKind::StartTag if !tags::is_void(t.tag) => open.push((t.tag, i)),
+            TokenKind::EndTag => {
+                let lo = open.len().saturating_sub(64);
+                if let Some(p) = open[lo..].iter().rposition(|e| e.0 == t.tag) {
+                    open.truncate(lo + p);
+                }
+            }
+            _ => {}
+        }
+    }
+    open.iter().any(|&(_, i)| is_boilerplate_element(tokens[i].raw(page)))
+}
+
 /// Keep-mask that drops, inside the span, every element whose id/class names page furniture
 /// ([`BOILERPLATE_NAMES`]) with its whole subtree (to the end of the span when it is not
 /// closed inside it: the span then ran on into that section).

@@ -159,6 +159,8 @@ pub struct ExtractorConfig {
     pub noscript_fallback: bool,
     /// Prefer the run just after the `<h1>` when worth this fraction of the best (0 = never).
     pub title_anchor_ratio: f64,
+    /// When the best run is inside furniture, the best run outside it worth this fraction (0 = never).
+    pub furniture_escape_ratio: f64,
 }
 
 impl Default for ExtractorConfig {
@@ -180,6 +182,7 @@ impl Default for ExtractorConfig {
             extra_span_min: crate::extract::ExtractOptions::default().extra_span_min,
             noscript_fallback: crate::extract::ExtractOptions::default().noscript_fallback,
             title_anchor_ratio: crate::extract::ExtractOptions::default().title_anchor_ratio,
+            furniture_escape_ratio: crate::extract::ExtractOptions::default().furniture_escape_ratio,
         }
     }
 }
@@ -290,6 +293,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "extra_span_min",
             "noscript_fallback",
             "title_anchor_ratio",
+            "furniture_escape_ratio",
         ],
     ),
     ("run", &["threads", "resume", "shard", "s3_endpoint", "staging"]),
