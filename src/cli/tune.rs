@@ -56,7 +56,7 @@ pub struct TuneArgs {
     #[arg(long, default_value = "on,off", value_delimiter = ',')]
     drop_hidden_microdata: Vec<String>,
     /// Furniture-escape ratios to try (0 = off).
-    #[arg(long, default_value = "0", value_delimiter = ',')]
+    #[arg(long, default_value = "0.1,0", value_delimiter = ',')]
     furniture_escape_ratio: Vec<f64>,
     /// Also try without the <noscript> fallback.
     #[arg(long)]

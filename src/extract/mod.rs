@@ -699,6 +699,34 @@ mod tests {
         assert_eq!(text(&own, ExtractOptions::default()), words("own", 30));
     }
 
+    proptest::proptest! {
+        /// Any mix of headlines, comment sections, asides, hidden microdata and `<noscript>`
+        /// under every span option: no panic, and every word out is a word of the page.
+        #[test]
+        fn span_options_never_invent_words(
+            parts in proptest::collection::vec(0usize..16, 0..80),
+            ratio in 0.0f64..1.0,
+        ) {
+            const FRAG: [&str; 16] = [
+                "<div>", "</div>", "<p>", "</p>", "<h1>", "</h1>", "<div class=comments>",
+                "<noscript>", "</NOSCRIPT>", "<aside>", "</aside>", "<a href=x>", "</a>",
+                "<span itemprop=name hidden>", "alpha beta gamma delta epsilon zeta eta theta", "iota",
+            ];
+            let html: String = parts.iter().map(|&i| FRAG[i]).collect::<Vec<_>>().join(" ");
+            let opts = ExtractOptions {
+                extra_span_ratio: ratio,
+                extra_span_min: 0.0,
+                title_anchor_ratio: ratio,
+                furniture_escape_ratio: ratio,
+                ..ExtractOptions::default()
+            };
+            let got = text(&html, opts);
+            for w in got.split_whitespace() {
+                proptest::prop_assert!(html.contains(w), "{w} is not in {html}");
+            }
+        }
+    }
+
     #[test]
     fn noscript_tags_are_unwrapped_in_any_case_and_only_whole_names() {
         let body = "x".repeat(250);
