@@ -22,6 +22,9 @@ pub const HASH_SEED: u64 = 0x5061_7374_6572_6e61; // "Pasterna"
 /// Entries kept in the stem memo before it is cleared (bounded memory on any input).
 const MEMO_LIMIT: usize = 1 << 20;
 
+/// Slots of the small direct-mapped cache in front of the memo (64 KB: stays in L2).
+const FRONT: usize = 1 << 12;
+
 /// Hasher for keys that are already uniform 64-bit hashes: passes them through.
 #[derive(Default)]
 pub struct IdentityHasher(u64);
@@ -49,15 +52,31 @@ pub struct Normalizer {
     lower: String,
     decoded: String,
     memo: HashKeyed<u64>,
+    /// (key of the lower-cased word, key of its stem) for the words met most recently. The
+    /// memo grows to megabytes over a crawl and a lookup in it missed L2 on most words; the
+    /// frequent words ("the", "of", the page's own vocabulary) are found here instead.
+    front: Box<[(u64, u64)]>,
+    /// Keys of every start and end tag by vocabulary id (`tag_key`, computed once).
+    tag_keys: Box<[[u64; 256]; 2]>,
+    number: u64,
 }
 
 impl Default for Normalizer {
     fn default() -> Self {
+        let mut tag_keys = Box::new([[0u64; 256]; 2]);
+        for (row, kind) in tag_keys.iter_mut().zip([TokenKind::StartTag, TokenKind::EndTag]) {
+            for (id, k) in row.iter_mut().enumerate() {
+                *k = tag_key(kind, id as tags::TagId);
+            }
+        }
         Normalizer {
             stemmer: Stemmer::create(Algorithm::English),
             lower: String::new(),
             decoded: String::new(),
             memo: HashKeyed::default(),
+            front: vec![(0, 0); FRONT].into_boxed_slice(),
+            tag_keys,
+            number: number_key(),
         }
     }
 }
@@ -82,8 +101,9 @@ impl Normalizer {
     /// The normalised key of `token` in `page`.
     pub fn key(&mut self, page: &str, token: &Token) -> u64 {
         match token.kind {
-            TokenKind::StartTag | TokenKind::EndTag => tag_key(token.kind, token.tag),
-            _ if token.numeric => number_key(),
+            TokenKind::StartTag => self.tag_keys[0][usize::from(token.tag)],
+            TokenKind::EndTag => self.tag_keys[1][usize::from(token.tag)],
+            _ if token.numeric => self.number,
             TokenKind::Symbol => {
                 let raw = token.raw(page);
                 if token.has_entity {
@@ -115,15 +135,25 @@ impl Normalizer {
             self.lower.extend(src.chars().flat_map(char::to_lowercase));
         }
         let lower_key = xxh3_64_with_seed(self.lower.as_bytes(), HASH_SEED ^ 1);
-        if let Some(&k) = self.memo.get(&lower_key) {
-            return k;
+        // The memo's hasher uses the key's low bits; the front takes the high ones.
+        let slot = (lower_key >> 52) as usize & (FRONT - 1);
+        let (fk, fv) = self.front[slot];
+        if fk == lower_key && fv != 0 {
+            return fv;
         }
-        let stem = self.stemmer.stem(&self.lower);
-        let k = xxh3_64_with_seed(stem.as_bytes(), HASH_SEED);
-        if self.memo.len() >= MEMO_LIMIT {
-            self.memo.clear();
-        }
-        self.memo.insert(lower_key, k);
+        let k = match self.memo.get(&lower_key) {
+            Some(&k) => k,
+            None => {
+                let stem = self.stemmer.stem(&self.lower);
+                let k = xxh3_64_with_seed(stem.as_bytes(), HASH_SEED);
+                if self.memo.len() >= MEMO_LIMIT {
+                    self.memo.clear();
+                }
+                self.memo.insert(lower_key, k);
+                k
+            }
+        };
+        self.front[slot] = (lower_key, k);
         k
     }
 
@@ -159,5 +189,20 @@ mod tests {
         assert_eq!(keys[3], number_key());
         assert_eq!(keys[3], keys[4]);
         assert_ne!(keys[0], keys[6]);
+        assert_eq!(keys[0], tag_key(TokenKind::StartTag, s.sink[0].tag));
+        assert_eq!(keys[6], tag_key(TokenKind::EndTag, s.sink[6].tag));
+    }
+
+    #[test]
+    fn the_front_cache_gives_the_memo_s_keys_on_any_order_of_words() {
+        // More distinct words than front slots, each met several times: every key must be the
+        // key of the word's stem, as computed without front or memo.
+        let words: Vec<String> = (0..3 * FRONT).map(|i| format!("Word{}ing", i % (FRONT + 7))).collect();
+        let stemmer = Stemmer::create(Algorithm::English);
+        let mut warm = Normalizer::default();
+        for w in &words {
+            let fresh = xxh3_64_with_seed(stemmer.stem(&w.to_lowercase()).as_bytes(), HASH_SEED);
+            assert_eq!(warm.word_key(w, false), fresh, "{w}");
+        }
     }
 }
