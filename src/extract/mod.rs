@@ -325,9 +325,16 @@ impl PageExtraction<'_> {
         let found = best;
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && self.options.furniture_escape_ratio > 0.0
-            && text::inside_furniture(page, tokens, b.start)
+            && text::inside_furniture(page, tokens, b.start, self.options.drop_more_furniture)
         {
-            best = Some(escape_furniture(page, tokens, scores, b, self.options.furniture_escape_ratio));
+            best = Some(escape_furniture(
+                page,
+                tokens,
+                scores,
+                b,
+                self.options.furniture_escape_ratio,
+                self.options.drop_more_furniture,
+            ));
         }
         if let (Some(b), Some(h1), Some(scores)) = (best, sink.h1, sink.scores.as_deref())
             && self.options.title_anchor_ratio > 0.0
@@ -450,11 +457,14 @@ fn anchor(scores: &[f64], best: Segment, h1: usize, ratio: f64) -> Segment {
 
 /// The best maximal segment not inside furniture among the [`ESCAPE_CANDIDATES`] most
 /// valuable, if worth at least `ratio` of `best` (which is inside furniture); else `best`.
-fn escape_furniture(page: &str, tokens: &[Token], scores: &[f64], best: Segment, ratio: f64) -> Segment {
+fn escape_furniture(page: &str, tokens: &[Token], scores: &[f64], best: Segment, ratio: f64, more: bool) -> Segment {
     let mut segs = max_subsequence::maximal_segments(scores);
     segs.retain(|g| g.value >= ratio * best.value && (g.start, g.end) != (best.start, best.end));
     segs.sort_by(|a, b| b.value.total_cmp(&a.value));
-    segs.into_iter().take(ESCAPE_CANDIDATES).find(|g| !text::inside_furniture(page, tokens, g.start)).unwrap_or(best)
+    segs.into_iter()
+        .take(ESCAPE_CANDIDATES)
+        .find(|g| !text::inside_furniture(page, tokens, g.start, more))
+        .unwrap_or(best)
 }
 
 /// Runs tried, most valuable first, when the best one is inside furniture.
@@ -680,6 +690,26 @@ mod tests {
         // Worth less than the ratio: the thread stays (what else is there).
         assert!(text(&html, ExtractOptions { furniture_escape_ratio: 0.5, ..escaped }).contains("reply0"));
         assert_eq!(text(&html, ExtractOptions::default()), words("story", 12), "the defaults");
+    }
+
+    #[test]
+    fn teasers_over_a_longer_copyright_footer_escape_it() {
+        let gap = "<div></div>".repeat(5);
+        let html = format!(
+            "<main><p>{}</p></main>{gap}<footer><div class=legal><p>{}</p></div></footer>",
+            words("teaser", 12),
+            words("legal", 40)
+        );
+        let escaped = ExtractOptions { furniture_escape_ratio: 0.1, ..one_span() };
+        assert_eq!(text(&html, escaped.clone()), words("teaser", 12));
+        // A footer is furniture to escape only with the second furniture list on.
+        let plain = ExtractOptions { drop_more_furniture: false, ..escaped.clone() };
+        assert!(text(&html, plain).contains("legal0"));
+        // The same for an element named by the second list; not for <nav>.
+        let nav = html.replace("<footer>", "<nav>").replace("</footer>", "</nav>");
+        assert!(text(&nav, escaped.clone()).contains("legal0"));
+        let bio = html.replace("<footer>", "<div class=author-bio>").replace("</footer>", "</div>");
+        assert_eq!(text(&bio, escaped), words("teaser", 12));
     }
 
     #[test]
