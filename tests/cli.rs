@@ -155,6 +155,8 @@ fn tune_chooses_settings_leaving_each_dataset_out() {
         "30",
         "--extra-span-ratio",
         "0.5",
+        "--multi-item-ratio",
+        "0.2",
         "--title-anchor-ratio",
         "0.3",
         "--drop-more-furniture",

@@ -55,6 +55,7 @@ class Extractor:
         link_run_blocks: Optional[int] = None,
         extra_span_ratio: Optional[float] = None,
         extra_span_min: Optional[float] = None,
+        multi_item_ratio: Optional[float] = None,
         noscript_fallback: bool = True,
         title_anchor_ratio: Optional[float] = None,
         furniture_escape_ratio: Optional[float] = None,

@@ -50,7 +50,8 @@ impl Extractor {
     /// Extractor(scorer="nb", model=None, *, bias=None, tag_bias=None, hr=False, clean=False,
     /// keep_boilerplate=False, keep_link_blocks=False, keep_hidden_microdata=False,
     /// keep_more_furniture=False, section_end_words=30,
-    /// link_run_blocks=None, extra_span_ratio=None, extra_span_min=None, noscript_fallback=True,
+    /// link_run_blocks=None, extra_span_ratio=None, extra_span_min=None, multi_item_ratio=None,
+    /// noscript_fallback=True,
     /// title_anchor_ratio=None, furniture_escape_ratio=None)
     ///
     /// `scorer` is one of `article_pipeline.SCORERS`; `model` a model file from
@@ -60,7 +61,7 @@ impl Extractor {
     #[pyo3(signature = (scorer="nb", model=None, *, bias=None, tag_bias=None, hr=false, clean=false,
                         keep_boilerplate=false, keep_link_blocks=false, keep_hidden_microdata=false,
                         keep_more_furniture=false, section_end_words=None,
-                        link_run_blocks=None, extra_span_ratio=None, extra_span_min=None,
+                        link_run_blocks=None, extra_span_ratio=None, extra_span_min=None, multi_item_ratio=None,
                         noscript_fallback=true, title_anchor_ratio=None, furniture_escape_ratio=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -78,6 +79,7 @@ impl Extractor {
         link_run_blocks: Option<usize>,
         extra_span_ratio: Option<f64>,
         extra_span_min: Option<f64>,
+        multi_item_ratio: Option<f64>,
         noscript_fallback: bool,
         title_anchor_ratio: Option<f64>,
         furniture_escape_ratio: Option<f64>,
@@ -98,6 +100,7 @@ impl Extractor {
             link_run_blocks: link_run_blocks.unwrap_or(ExtractOptions::default().link_run_blocks),
             extra_span_ratio: extra_span_ratio.unwrap_or(ExtractOptions::default().extra_span_ratio),
             extra_span_min: extra_span_min.unwrap_or(ExtractOptions::default().extra_span_min),
+            multi_item_ratio: multi_item_ratio.unwrap_or(ExtractOptions::default().multi_item_ratio),
             noscript_fallback,
             title_anchor_ratio: title_anchor_ratio.unwrap_or(ExtractOptions::default().title_anchor_ratio),
             furniture_escape_ratio: furniture_escape_ratio.unwrap_or(ExtractOptions::default().furniture_escape_ratio),

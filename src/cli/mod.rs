@@ -108,6 +108,10 @@ pub struct ExtractorArgs {
     /// And worth at least this much (sum of token scores).
     #[arg(long, default_value_t = ExtractOptions::default().extra_span_min)]
     pub extra_span_min: f64,
+    /// On a page of many items (two other runs pass the extra-span floor), also keep every
+    /// run worth this fraction of the best span (listings, collections; 0 = never).
+    #[arg(long, default_value_t = ExtractOptions::default().multi_item_ratio)]
+    pub multi_item_ratio: f64,
     /// Do not extract a page again with its <noscript> content read when it gives almost no
     /// text (Discourse forums serve their posts there).
     #[arg(long)]
@@ -145,6 +149,7 @@ impl ExtractorArgs {
             link_run_blocks: self.link_run_blocks,
             extra_span_ratio: self.extra_span_ratio,
             extra_span_min: self.extra_span_min,
+            multi_item_ratio: self.multi_item_ratio,
             noscript_fallback: !self.no_noscript_fallback,
             title_anchor_ratio: self.title_anchor_ratio,
             furniture_escape_ratio: self.furniture_escape_ratio,

@@ -239,6 +239,7 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         link_run_blocks: config.extractor.link_run_blocks,
         extra_span_ratio: config.extractor.extra_span_ratio,
         extra_span_min: config.extractor.extra_span_min,
+        multi_item_ratio: config.extractor.multi_item_ratio,
         noscript_fallback: config.extractor.noscript_fallback,
         title_anchor_ratio: config.extractor.title_anchor_ratio,
         furniture_escape_ratio: config.extractor.furniture_escape_ratio,

@@ -46,6 +46,9 @@ pub struct TuneArgs {
     /// Extra-span minimum values to try (with every ratio above 0).
     #[arg(long, default_value = "15", value_delimiter = ',')]
     extra_span_min: Vec<f64>,
+    /// Multi-item ratios to try (with every extra-span ratio above 0; 0 = off).
+    #[arg(long, default_value = "0.2,0", value_delimiter = ',')]
+    multi_item_ratio: Vec<f64>,
     /// Title-anchor ratios to try (0 = off).
     #[arg(long, default_value = "0.3,0", value_delimiter = ',')]
     title_anchor_ratio: Vec<f64>,
@@ -112,13 +115,18 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     let filters: &[(bool, bool)] =
         if args.try_filters_off { &[(true, true), (false, true), (true, false)] } else { &[(true, true)] };
     // The current defaults come first: ties keep them.
-    let mut spans: Vec<(f64, f64)> = Vec::new();
+    let mut spans: Vec<(f64, f64, f64)> = Vec::new();
+    for &m in &args.multi_item_ratio {
+        anyhow::ensure!((0.0..=1.0).contains(&m), "--multi-item-ratio: {m} is not between 0 and 1");
+    }
     for &r in &args.extra_span_ratio {
         anyhow::ensure!((0.0..=1.0).contains(&r), "--extra-span-ratio: {r} is not between 0 and 1");
         if r == 0.0 {
-            spans.push((0.0, 0.0));
+            spans.push((0.0, 0.0, 0.0));
         } else {
-            spans.extend(args.extra_span_min.iter().map(|&m| (r, m)));
+            for &min in &args.extra_span_min {
+                spans.extend(args.multi_item_ratio.iter().map(|&m| (r, min, m)));
+            }
         }
     }
     // The grid: every combination of the listed values, one dimension at a time.
@@ -133,6 +141,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
         link_run_blocks: default.link_run_blocks,
         extra_span_ratio: default.extra_span_ratio,
         extra_span_min: default.extra_span_min,
+        multi_item_ratio: default.multi_item_ratio,
         noscript_fallback: true,
         title_anchor_ratio: default.title_anchor_ratio,
         furniture_escape_ratio: default.furniture_escape_ratio,
@@ -141,7 +150,9 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     let mut settings = vec![base];
     expand(&mut settings, &args.section_end_words, |s, &v| s.section_end_words = v);
     expand(&mut settings, &args.link_run_blocks, |s, &v| s.link_run_blocks = v);
-    expand(&mut settings, &spans, |s, &(r, m)| (s.extra_span_ratio, s.extra_span_min) = (r, m));
+    expand(&mut settings, &spans, |s, &(r, min, m)| {
+        (s.extra_span_ratio, s.extra_span_min, s.multi_item_ratio) = (r, min, m)
+    });
     expand(&mut settings, filters, |s, &(b, l)| (s.drop_boilerplate, s.drop_link_blocks) = (b, l));
     expand(&mut settings, &onoff(&args.drop_hidden_microdata, "drop-hidden-microdata")?, |s, &v| {
         s.drop_hidden_microdata = v
@@ -161,6 +172,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
             && s.link_run_blocks == default.link_run_blocks
             && s.extra_span_ratio == default.extra_span_ratio
             && s.extra_span_min == default.extra_span_min
+            && s.multi_item_ratio == default.multi_item_ratio
             && s.noscript_fallback == default.noscript_fallback
             && s.title_anchor_ratio == default.title_anchor_ratio
             && s.drop_hidden_microdata == default.drop_hidden_microdata

@@ -34,6 +34,7 @@ pub struct Setting {
     pub link_run_blocks: usize,
     pub extra_span_ratio: f64,
     pub extra_span_min: f64,
+    pub multi_item_ratio: f64,
     pub noscript_fallback: bool,
     pub title_anchor_ratio: f64,
     pub furniture_escape_ratio: f64,
@@ -50,6 +51,7 @@ impl Setting {
             link_run_blocks: self.link_run_blocks,
             extra_span_ratio: self.extra_span_ratio,
             extra_span_min: self.extra_span_min,
+            multi_item_ratio: self.multi_item_ratio,
             noscript_fallback: self.noscript_fallback,
             title_anchor_ratio: self.title_anchor_ratio,
             furniture_escape_ratio: self.furniture_escape_ratio,
@@ -79,18 +81,16 @@ impl Setting {
         if !self.drop_hidden_microdata {
             f.push("--keep-hidden-microdata".into());
         }
-        if self.link_run_blocks > 0 {
-            f.push(format!("--link-run-blocks {}", self.link_run_blocks));
-        }
+        // Every number is written out, 0 too: the defaults are not 0, so leaving a flag out
+        // would give another setting than the one scored.
+        f.push(format!("--link-run-blocks {}", self.link_run_blocks));
+        f.push(format!("--extra-span-ratio {}", self.extra_span_ratio));
         if self.extra_span_ratio > 0.0 {
-            f.push(format!("--extra-span-ratio {} --extra-span-min {}", self.extra_span_ratio, self.extra_span_min));
+            f.push(format!("--extra-span-min {}", self.extra_span_min));
+            f.push(format!("--multi-item-ratio {}", self.multi_item_ratio));
         }
-        if self.title_anchor_ratio > 0.0 {
-            f.push(format!("--title-anchor-ratio {}", self.title_anchor_ratio));
-        }
-        if self.furniture_escape_ratio > 0.0 {
-            f.push(format!("--furniture-escape-ratio {}", self.furniture_escape_ratio));
-        }
+        f.push(format!("--title-anchor-ratio {}", self.title_anchor_ratio));
+        f.push(format!("--furniture-escape-ratio {}", self.furniture_escape_ratio));
         if !self.noscript_fallback {
             f.push("--no-noscript-fallback".into());
         }
@@ -273,6 +273,7 @@ mod tests {
             link_run_blocks: 0,
             extra_span_ratio: 0.0,
             extra_span_min: 0.0,
+            multi_item_ratio: 0.0,
             noscript_fallback: true,
             title_anchor_ratio: 0.0,
             furniture_escape_ratio: 0.0,

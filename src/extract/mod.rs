@@ -53,6 +53,11 @@ pub struct ExtractOptions {
     /// And at least this value (the sum of token scores; a confident word adds about 0.5),
     /// so short runs of a few stray words never come along.
     pub extra_span_min: f64,
+    /// On a page of many items: when at least [`MULTI_ITEM_RUNS`] other runs already pass the
+    /// extra-span floor, the floor falls to this fraction of the best span (and
+    /// [`MULTI_ITEM_MIN`]), so the shorter items of a listing, collection or forum thread
+    /// come along too. 0 turns it off. Default: 0.2, chosen by leave-one-dataset-out (README).
+    pub multi_item_ratio: f64,
     /// When the page gives fewer than [`NOSCRIPT_MIN_WORDS`] words, extract it again with its
     /// `<noscript>` elements read as ordinary markup, and keep that if it gives more: some
     /// sites (Discourse forums) serve their whole content to script-less readers there, and a
@@ -95,6 +100,7 @@ impl Default for ExtractOptions {
             section_end_words: 30,
             extra_span_ratio: 0.5,
             extra_span_min: 15.0,
+            multi_item_ratio: 0.2,
             noscript_fallback: true,
             title_anchor_ratio: 0.3,
             furniture_escape_ratio: 0.1,
@@ -351,7 +357,8 @@ impl PageExtraction<'_> {
             // An anchored span is a short article that lost to a long run by value: the runs
             // worth a share of that run are not its parts.
             (Some(main), Some(b), Some(scores)) if self.options.extra_span_ratio > 0.0 && best == found => {
-                extra_spans(scores, main, b.value, self.options.extra_span_ratio, self.options.extra_span_min)
+                let o = &self.options;
+                extra_spans(scores, main, b.value, (o.extra_span_ratio, o.extra_span_min), o.multi_item_ratio)
             }
             _ => span.into_iter().collect(),
         };
@@ -515,19 +522,30 @@ fn unwrap_noscript(page: &str) -> Option<String> {
     })
 }
 
+/// Other runs that must pass the extra-span floor before a page counts as a page of many
+/// items ([`ExtractOptions::multi_item_ratio`]). With 2, no dev set but wcxb (listings,
+/// collections, forums) changed; with 1, dragnet lost 0.0006.
+pub const MULTI_ITEM_RUNS: usize = 2;
+
+/// The least value of an item kept on a page of many items (about 16 confident words; 5 and
+/// 10 measured the same).
+pub const MULTI_ITEM_MIN: f64 = 8.0;
+
 /// The spans kept with [`ExtractOptions::extra_span_ratio`], in page order: the best span
 /// `main` (value `best`) and every other maximal segment worth at least `ratio · best` and
-/// `min`. The best span is itself a maximal segment (no extension of it gains, no part of it
-/// is worth more), so it is found among them; it is added back should ties or rounding
-/// split it differently.
-fn extra_spans(scores: &[f64], main: (usize, usize), best: f64, ratio: f64, min: f64) -> Vec<(usize, usize)> {
-    let floor = (best * ratio).max(min);
-    let mut spans: Vec<(usize, usize)> = max_subsequence::maximal_segments(scores)
-        .into_iter()
-        .filter(|g| g.end < main.0 || g.start > main.1)
-        .filter(|g| g.value >= floor)
-        .map(|g| (g.start, g.end))
-        .collect();
+/// `min` (`floor`), or, when [`MULTI_ITEM_RUNS`] other segments pass that, every one worth
+/// `multi · best` and [`MULTI_ITEM_MIN`]. The best span is itself a maximal segment (no
+/// extension of it gains, no part of it is worth more), so it is found among them; it is added
+/// back should ties or rounding split it differently.
+fn extra_spans(scores: &[f64], main: (usize, usize), best: f64, floor: (f64, f64), multi: f64) -> Vec<(usize, usize)> {
+    let mut segs = max_subsequence::maximal_segments(scores);
+    segs.retain(|g| g.end < main.0 || g.start > main.1);
+    let mut floor = (best * floor.0).max(floor.1);
+    if multi > 0.0 && segs.iter().filter(|g| g.value >= floor).count() >= MULTI_ITEM_RUNS {
+        floor = floor.min((best * multi).max(MULTI_ITEM_MIN));
+    }
+    let mut spans: Vec<(usize, usize)> =
+        segs.into_iter().filter(|g| g.value >= floor).map(|g| (g.start, g.end)).collect();
     let at = spans.partition_point(|&(s, _)| s < main.0);
     spans.insert(at, main);
     spans
@@ -616,6 +634,7 @@ mod tests {
     fn one_span() -> ExtractOptions {
         ExtractOptions {
             extra_span_ratio: 0.0,
+            multi_item_ratio: 0.0,
             title_anchor_ratio: 0.0,
             furniture_escape_ratio: 0.0,
             ..ExtractOptions::default()
@@ -690,6 +709,26 @@ mod tests {
         // Worth less than the ratio: the thread stays (what else is there).
         assert!(text(&html, ExtractOptions { furniture_escape_ratio: 0.5, ..escaped }).contains("reply0"));
         assert_eq!(text(&html, ExtractOptions::default()), words("story", 12), "the defaults");
+    }
+
+    #[test]
+    fn a_page_of_many_items_keeps_its_shorter_items_too() {
+        // Items of 40, 25, 25 and 10 words (runs worth about that), link rails between them.
+        let rail: String = (0..10).map(|i| format!("<li><a href=#>rail{i}</a></li>")).collect();
+        let item = |tag: &str, n: usize| format!("<p>{}</p><ul>{rail}</ul>", words(tag, n));
+        let listing = [item("main", 40), item("second", 25), item("third", 25), item("short", 10)].concat();
+        let opts = ExtractOptions { extra_span_ratio: 0.5, extra_span_min: 15.0, multi_item_ratio: 0.2, ..one_span() };
+        let got = text(&listing, opts.clone());
+        assert!(got.contains("main0") && got.contains("third24") && got.contains("short9"), "{got}");
+        assert!(!got.contains("rail"), "{got}");
+        assert_eq!(text(&listing, ExtractOptions::default()), got, "the defaults");
+        // Off: the 10-word item is below the extra-span floor (20 and 15).
+        let off = text(&listing, ExtractOptions { multi_item_ratio: 0.0, ..opts.clone() });
+        assert!(off.contains("third24") && !off.contains("short0"), "{off}");
+        // One other item passing the floor does not make a page of many items.
+        let two = [item("main", 40), item("second", 25), item("short", 10)].concat();
+        let got = text(&two, opts);
+        assert!(got.contains("second0") && !got.contains("short0"), "{got}");
     }
 
     #[test]

@@ -155,6 +155,8 @@ pub struct ExtractorConfig {
     pub extra_span_ratio: f64,
     /// And worth at least this much (sum of token scores).
     pub extra_span_min: f64,
+    /// On a page of many items, keep every run worth this fraction of the best (0 = never).
+    pub multi_item_ratio: f64,
     /// Extract a page again with its `<noscript>` content read when it gives almost no text.
     pub noscript_fallback: bool,
     /// Prefer the run just after the `<h1>` when worth this fraction of the best (0 = never).
@@ -180,6 +182,7 @@ impl Default for ExtractorConfig {
             link_run_blocks: crate::extract::ExtractOptions::default().link_run_blocks,
             extra_span_ratio: crate::extract::ExtractOptions::default().extra_span_ratio,
             extra_span_min: crate::extract::ExtractOptions::default().extra_span_min,
+            multi_item_ratio: crate::extract::ExtractOptions::default().multi_item_ratio,
             noscript_fallback: crate::extract::ExtractOptions::default().noscript_fallback,
             title_anchor_ratio: crate::extract::ExtractOptions::default().title_anchor_ratio,
             furniture_escape_ratio: crate::extract::ExtractOptions::default().furniture_escape_ratio,
@@ -291,6 +294,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "link_run_blocks",
             "extra_span_ratio",
             "extra_span_min",
+            "multi_item_ratio",
             "noscript_fallback",
             "title_anchor_ratio",
             "furniture_escape_ratio",
@@ -507,6 +511,20 @@ impl PipelineConfig {
         {
             p.push(format!("extractor.model `{}` is not a file", m.display()));
         }
+        let x = &self.extractor;
+        for (key, v) in [
+            ("extra_span_ratio", x.extra_span_ratio),
+            ("multi_item_ratio", x.multi_item_ratio),
+            ("title_anchor_ratio", x.title_anchor_ratio),
+            ("furniture_escape_ratio", x.furniture_escape_ratio),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                p.push(format!("extractor.{key} {v} is not between 0 and 1"));
+            }
+        }
+        if !(x.extra_span_min >= 0.0 && x.extra_span_min.is_finite()) {
+            p.push(format!("extractor.extra_span_min {} must be 0 or more", x.extra_span_min));
+        }
         if let Some(spec) = &self.run.shard
             && let Err(e) = super::shard::Shard::parse(spec, |v| std::env::var(v).ok())
         {
@@ -610,5 +628,13 @@ mod tests {
         std::fs::write(&path, "[warc]\npaths=['in.warc.gz']\n[sink]\nout='out'\n[extractor]\nscorer='crf'\n").unwrap();
         let problems = PipelineConfig::load(&path).unwrap().validate();
         assert!(problems.iter().any(|p| p.contains("needs extractor.model")), "{problems:?}");
+        std::fs::write(
+            &path,
+            "[warc]\npaths=['in.warc.gz']\n[sink]\nout='out'\n[extractor]\nmulti_item_ratio=1.5\nextra_span_min=-1.0\n",
+        )
+        .unwrap();
+        let problems = PipelineConfig::load(&path).unwrap().validate();
+        assert!(problems.iter().any(|p| p.contains("extractor.multi_item_ratio 1.5")), "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("extractor.extra_span_min -1")), "{problems:?}");
     }
 }
