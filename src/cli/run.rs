@@ -9,7 +9,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use article_pipeline::dedup::Fingerprinter;
-use article_pipeline::extract::{ExtractOptions, Extractor};
+use article_pipeline::extract::Extractor;
 use article_pipeline::pipeline::config::FeedsConfig;
 use article_pipeline::pipeline::s3_output::{self, S3Output};
 use article_pipeline::pipeline::shard::{Shard, ShardManifest};
@@ -228,23 +228,7 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
     if let Some(t) = config.extractor.tag_bias {
         scorer.set_tag_bias(t);
     }
-    let options = ExtractOptions {
-        hr_constraint: config.extractor.hr_constraint,
-        clean: config.extractor.clean,
-        drop_boilerplate: config.extractor.drop_boilerplate,
-        drop_link_blocks: config.extractor.drop_link_blocks,
-        drop_hidden_microdata: config.extractor.drop_hidden_microdata,
-        drop_more_furniture: config.extractor.drop_more_furniture,
-        section_end_words: config.extractor.section_end_words,
-        link_run_blocks: config.extractor.link_run_blocks,
-        extra_span_ratio: config.extractor.extra_span_ratio,
-        extra_span_min: config.extractor.extra_span_min,
-        multi_item_ratio: config.extractor.multi_item_ratio,
-        noscript_fallback: config.extractor.noscript_fallback,
-        title_anchor_ratio: config.extractor.title_anchor_ratio,
-        furniture_escape_ratio: config.extractor.furniture_escape_ratio,
-        ..ExtractOptions::default()
-    };
+    let options = config.extractor.options();
     let extractor = Extractor::new(scorer.as_ref(), options);
     let fingerprinter = Fingerprinter::new(config.dedup);
     let threads = if config.run.threads == 0 {

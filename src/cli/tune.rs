@@ -116,11 +116,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
         if args.try_filters_off { &[(true, true), (false, true), (true, false)] } else { &[(true, true)] };
     // The current defaults come first: ties keep them.
     let mut spans: Vec<(f64, f64, f64)> = Vec::new();
-    for &m in &args.multi_item_ratio {
-        anyhow::ensure!((0.0..=1.0).contains(&m), "--multi-item-ratio: {m} is not between 0 and 1");
-    }
     for &r in &args.extra_span_ratio {
-        anyhow::ensure!((0.0..=1.0).contains(&r), "--extra-span-ratio: {r} is not between 0 and 1");
         if r == 0.0 {
             spans.push((0.0, 0.0, 0.0));
         } else {
@@ -130,56 +126,30 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
         }
     }
     // The grid: every combination of the listed values, one dimension at a time.
-    let base = Setting {
-        bias: None,
-        tag_bias: None,
-        section_end_words: default.section_end_words,
-        drop_boilerplate: true,
-        drop_link_blocks: true,
-        drop_hidden_microdata: default.drop_hidden_microdata,
-        drop_more_furniture: default.drop_more_furniture,
-        link_run_blocks: default.link_run_blocks,
-        extra_span_ratio: default.extra_span_ratio,
-        extra_span_min: default.extra_span_min,
-        multi_item_ratio: default.multi_item_ratio,
-        noscript_fallback: true,
-        title_anchor_ratio: default.title_anchor_ratio,
-        furniture_escape_ratio: default.furniture_escape_ratio,
-    };
+    let base = Setting { bias: None, tag_bias: None, options: default.clone() };
     let noscript: &[bool] = if args.try_noscript_off { &[true, false] } else { &[true] };
     let mut settings = vec![base];
-    expand(&mut settings, &args.section_end_words, |s, &v| s.section_end_words = v);
-    expand(&mut settings, &args.link_run_blocks, |s, &v| s.link_run_blocks = v);
+    expand(&mut settings, &args.section_end_words, |s, &v| s.options.section_end_words = v);
+    expand(&mut settings, &args.link_run_blocks, |s, &v| s.options.link_run_blocks = v);
     expand(&mut settings, &spans, |s, &(r, min, m)| {
-        (s.extra_span_ratio, s.extra_span_min, s.multi_item_ratio) = (r, min, m)
+        (s.options.extra_span_ratio, s.options.extra_span_min, s.options.multi_item_ratio) = (r, min, m)
     });
-    expand(&mut settings, filters, |s, &(b, l)| (s.drop_boilerplate, s.drop_link_blocks) = (b, l));
+    expand(&mut settings, filters, |s, &(b, l)| (s.options.drop_boilerplate, s.options.drop_link_blocks) = (b, l));
     expand(&mut settings, &onoff(&args.drop_hidden_microdata, "drop-hidden-microdata")?, |s, &v| {
-        s.drop_hidden_microdata = v
+        s.options.drop_hidden_microdata = v
     });
-    expand(&mut settings, &onoff(&args.drop_more_furniture, "drop-more-furniture")?, |s, &v| s.drop_more_furniture = v);
-    expand(&mut settings, &args.title_anchor_ratio, |s, &v| s.title_anchor_ratio = v);
-    expand(&mut settings, &args.furniture_escape_ratio, |s, &v| s.furniture_escape_ratio = v);
-    expand(&mut settings, noscript, |s, &v| s.noscript_fallback = v);
+    expand(&mut settings, &onoff(&args.drop_more_furniture, "drop-more-furniture")?, |s, &v| {
+        s.options.drop_more_furniture = v
+    });
+    expand(&mut settings, &args.title_anchor_ratio, |s, &v| s.options.title_anchor_ratio = v);
+    expand(&mut settings, &args.furniture_escape_ratio, |s, &v| s.options.furniture_escape_ratio = v);
+    expand(&mut settings, noscript, |s, &v| s.options.noscript_fallback = v);
     expand(&mut settings, &values(&args.bias, "bias")?, |s, &v| s.bias = v);
     expand(&mut settings, &values(&args.tag_bias, "tag-bias")?, |s, &v| s.tag_bias = v);
-    settings.sort_by_key(|s| {
-        let is_default = s.bias.is_none()
-            && s.tag_bias.is_none()
-            && s.section_end_words == default.section_end_words
-            && s.drop_boilerplate == default.drop_boilerplate
-            && s.drop_link_blocks == default.drop_link_blocks
-            && s.link_run_blocks == default.link_run_blocks
-            && s.extra_span_ratio == default.extra_span_ratio
-            && s.extra_span_min == default.extra_span_min
-            && s.multi_item_ratio == default.multi_item_ratio
-            && s.noscript_fallback == default.noscript_fallback
-            && s.title_anchor_ratio == default.title_anchor_ratio
-            && s.drop_hidden_microdata == default.drop_hidden_microdata
-            && s.drop_more_furniture == default.drop_more_furniture
-            && s.furniture_escape_ratio == default.furniture_escape_ratio;
-        !is_default
-    });
+    if let Some(p) = settings.iter().flat_map(|s| s.options.problems()).next() {
+        anyhow::bail!("a grid value is out of range: {p}");
+    }
+    settings.sort_by_key(|s| !(s.bias.is_none() && s.tag_bias.is_none() && s.options == default));
     let n = settings.len();
     let build = |s: &Setting| {
         let mut scorer = scoring::build(&args.scorer, args.model.as_deref(), s.bias)?;

@@ -26,39 +26,12 @@ pub struct Setting {
     pub bias: Option<f64>,
     /// Replaces the model's tag bias (None: the model's own).
     pub tag_bias: Option<f64>,
-    pub section_end_words: usize,
-    pub drop_boilerplate: bool,
-    pub drop_link_blocks: bool,
-    pub drop_hidden_microdata: bool,
-    pub drop_more_furniture: bool,
-    pub link_run_blocks: usize,
-    pub extra_span_ratio: f64,
-    pub extra_span_min: f64,
-    pub multi_item_ratio: f64,
-    pub noscript_fallback: bool,
-    pub title_anchor_ratio: f64,
-    pub furniture_escape_ratio: f64,
+    /// Everything else the grid varies: span filters and span options.
+    #[serde(flatten)]
+    pub options: ExtractOptions,
 }
 
 impl Setting {
-    pub fn options(&self) -> ExtractOptions {
-        ExtractOptions {
-            section_end_words: self.section_end_words,
-            drop_boilerplate: self.drop_boilerplate,
-            drop_link_blocks: self.drop_link_blocks,
-            drop_hidden_microdata: self.drop_hidden_microdata,
-            drop_more_furniture: self.drop_more_furniture,
-            link_run_blocks: self.link_run_blocks,
-            extra_span_ratio: self.extra_span_ratio,
-            extra_span_min: self.extra_span_min,
-            multi_item_ratio: self.multi_item_ratio,
-            noscript_fallback: self.noscript_fallback,
-            title_anchor_ratio: self.title_anchor_ratio,
-            furniture_escape_ratio: self.furniture_escape_ratio,
-            ..ExtractOptions::default()
-        }
-    }
-
     /// The flags that give this setting.
     pub fn flags(&self) -> String {
         let mut f = Vec::new();
@@ -68,30 +41,31 @@ impl Setting {
         if let Some(t) = self.tag_bias {
             f.push(format!("--tag-bias {t}"));
         }
-        f.push(format!("--section-end-words {}", self.section_end_words));
-        if !self.drop_boilerplate {
+        let o = &self.options;
+        f.push(format!("--section-end-words {}", o.section_end_words));
+        if !o.drop_boilerplate {
             f.push("--keep-boilerplate".into());
         }
-        if !self.drop_link_blocks {
+        if !o.drop_link_blocks {
             f.push("--keep-link-blocks".into());
         }
-        if !self.drop_more_furniture {
+        if !o.drop_more_furniture {
             f.push("--keep-more-furniture".into());
         }
-        if !self.drop_hidden_microdata {
+        if !o.drop_hidden_microdata {
             f.push("--keep-hidden-microdata".into());
         }
         // Every number is written out, 0 too: the defaults are not 0, so leaving a flag out
         // would give another setting than the one scored.
-        f.push(format!("--link-run-blocks {}", self.link_run_blocks));
-        f.push(format!("--extra-span-ratio {}", self.extra_span_ratio));
-        if self.extra_span_ratio > 0.0 {
-            f.push(format!("--extra-span-min {}", self.extra_span_min));
-            f.push(format!("--multi-item-ratio {}", self.multi_item_ratio));
+        f.push(format!("--link-run-blocks {}", o.link_run_blocks));
+        f.push(format!("--extra-span-ratio {}", o.extra_span_ratio));
+        if o.extra_span_ratio > 0.0 {
+            f.push(format!("--extra-span-min {}", o.extra_span_min));
+            f.push(format!("--multi-item-ratio {}", o.multi_item_ratio));
         }
-        f.push(format!("--title-anchor-ratio {}", self.title_anchor_ratio));
-        f.push(format!("--furniture-escape-ratio {}", self.furniture_escape_ratio));
-        if !self.noscript_fallback {
+        f.push(format!("--title-anchor-ratio {}", o.title_anchor_ratio));
+        f.push(format!("--furniture-escape-ratio {}", o.furniture_escape_ratio));
+        if !o.noscript_fallback {
             f.push("--no-noscript-fallback".into());
         }
         f.join(" ")
@@ -200,7 +174,7 @@ pub fn tune(
     let mut pages = Vec::with_capacity(settings.len());
     for (i, s) in settings.iter().enumerate() {
         let scorer = scorer_for(s)?;
-        let extractor = Extractor::new(scorer.as_ref(), s.options());
+        let extractor = Extractor::new(scorer.as_ref(), s.options.clone());
         let (report, results) = super::evaluate(&extractor, entries, threads)?;
         progress(i, s, report.overall.shingle_f1.unwrap_or(0.0));
         pages.push(results.into_iter().map(|p| (p.dataset, p.metrics)).collect());
@@ -265,18 +239,17 @@ mod tests {
         Setting {
             bias: Some(bias),
             tag_bias: None,
-            section_end_words: 30,
-            drop_boilerplate: true,
-            drop_link_blocks: true,
-            drop_hidden_microdata: false,
-            drop_more_furniture: false,
-            link_run_blocks: 0,
-            extra_span_ratio: 0.0,
-            extra_span_min: 0.0,
-            multi_item_ratio: 0.0,
-            noscript_fallback: true,
-            title_anchor_ratio: 0.0,
-            furniture_escape_ratio: 0.0,
+            options: ExtractOptions {
+                drop_hidden_microdata: false,
+                drop_more_furniture: false,
+                link_run_blocks: 0,
+                extra_span_ratio: 0.0,
+                extra_span_min: 0.0,
+                multi_item_ratio: 0.0,
+                title_anchor_ratio: 0.0,
+                furniture_escape_ratio: 0.0,
+                ..ExtractOptions::default()
+            },
         }
     }
 

@@ -13,7 +13,7 @@ use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExtractOptions {
     /// Cut the span at its first `<hr>` (§6.2.3). Default: off (it lowers pooled dev F1 for
@@ -108,6 +108,28 @@ impl Default for ExtractOptions {
             keep_scores: false,
             max_page_bytes: 32 << 20,
         }
+    }
+}
+
+impl ExtractOptions {
+    /// What is out of range, one line per option named as its config key (empty when every
+    /// option is usable): the ratios are shares of the best span's value.
+    pub fn problems(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        for (key, v) in [
+            ("extra_span_ratio", self.extra_span_ratio),
+            ("multi_item_ratio", self.multi_item_ratio),
+            ("title_anchor_ratio", self.title_anchor_ratio),
+            ("furniture_escape_ratio", self.furniture_escape_ratio),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                p.push(format!("{key} {v} is not between 0 and 1"));
+            }
+        }
+        if !(self.extra_span_min >= 0.0 && self.extra_span_min.is_finite()) {
+            p.push(format!("extra_span_min {} must be 0 or more", self.extra_span_min));
+        }
+        p
     }
 }
 
@@ -327,38 +349,41 @@ impl PageExtraction<'_> {
             x.signals = sink.meta.as_ref().map(|m| m.finish(page, None));
             return Ok(x);
         }
+        // Every run of positive score (Ruzzo & Tompa), once: the span options and the
+        // reported top segments all choose among them.
+        let segments = sink.scores.as_deref().map(max_subsequence::maximal_segments);
         let mut best = sink.mss.best().filter(|b| b.value > 0.0);
         let found = best;
-        if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
+        if let (Some(b), Some(segs)) = (best, segments.as_deref())
             && self.options.furniture_escape_ratio > 0.0
             && text::inside_furniture(page, tokens, b.start, self.options.drop_more_furniture)
         {
             best = Some(escape_furniture(
                 page,
                 tokens,
-                scores,
+                segs,
                 b,
                 self.options.furniture_escape_ratio,
                 self.options.drop_more_furniture,
             ));
         }
-        if let (Some(b), Some(h1), Some(scores)) = (best, sink.h1, sink.scores.as_deref())
+        if let (Some(b), Some(h1), Some(segs)) = (best, sink.h1, segments.as_deref())
             && self.options.title_anchor_ratio > 0.0
             && sink.h1_count <= ANCHOR_MAX_H1
         {
-            best = Some(anchor(scores, b, h1, self.options.title_anchor_ratio));
+            best = Some(anchor(segs, b, h1, self.options.title_anchor_ratio));
         }
         let mut span = best.map(|b| (b.start, b.end));
         if self.options.hr_constraint {
             span = span.and_then(|(s, e)| text::hr_cut(tokens, s, e).map(|e| (s, e)));
         }
         let mut out = String::new();
-        let spans = match (span, best, sink.scores.as_deref()) {
+        let spans = match (span, best, segments.as_deref()) {
             // An anchored span is a short article that lost to a long run by value: the runs
             // worth a share of that run are not its parts.
-            (Some(main), Some(b), Some(scores)) if self.options.extra_span_ratio > 0.0 && best == found => {
+            (Some(main), Some(b), Some(segs)) if self.options.extra_span_ratio > 0.0 && best == found => {
                 let o = &self.options;
-                extra_spans(scores, main, b.value, (o.extra_span_ratio, o.extra_span_min), o.multi_item_ratio)
+                extra_spans(segs, main, b.value, (o.extra_span_ratio, o.extra_span_min), o.multi_item_ratio)
             }
             _ => span.into_iter().collect(),
         };
@@ -418,7 +443,7 @@ impl PageExtraction<'_> {
                 fallback = Some((x.span, x.score));
             }
         }
-        let top_segments = sink.scores.as_deref().map(|v| max_subsequence::top_k(v, 5)).unwrap_or_default();
+        let top_segments = segments.as_deref().map(|v| max_subsequence::top_k(v, 5)).unwrap_or_default();
         let signals = sink.meta.as_ref().map(|m| m.finish(page, span.map(|(s, _)| tokens[s].start as usize)));
         let mut x = Extraction {
             title,
@@ -448,25 +473,29 @@ pub const ANCHOR_WINDOW: usize = 150;
 pub const ANCHOR_MAX_H1: u32 = 2;
 
 /// The span to extract given the headline at token `h1`: `best` itself when it holds the
-/// headline or starts within [`ANCHOR_WINDOW`] tokens after it; else the best maximal
-/// segment starting in that window, if worth at least `ratio` of `best`.
-fn anchor(scores: &[f64], best: Segment, h1: usize, ratio: f64) -> Segment {
+/// headline or starts within [`ANCHOR_WINDOW`] tokens after it; else the best of the maximal
+/// segments `segs` starting in that window, if worth at least `ratio` of `best`.
+fn anchor(segs: &[Segment], best: Segment, h1: usize, ratio: f64) -> Segment {
     let window = h1..=h1 + ANCHOR_WINDOW;
     if window.contains(&best.start) || (best.start..=best.end).contains(&h1) {
         return best;
     }
-    max_subsequence::maximal_segments(scores)
-        .into_iter()
+    segs.iter()
         .filter(|g| window.contains(&g.start) && g.value >= ratio * best.value)
         .max_by(|a, b| a.value.total_cmp(&b.value))
+        .copied()
         .unwrap_or(best)
 }
 
-/// The best maximal segment not inside furniture among the [`ESCAPE_CANDIDATES`] most
-/// valuable, if worth at least `ratio` of `best` (which is inside furniture); else `best`.
-fn escape_furniture(page: &str, tokens: &[Token], scores: &[f64], best: Segment, ratio: f64, more: bool) -> Segment {
-    let mut segs = max_subsequence::maximal_segments(scores);
-    segs.retain(|g| g.value >= ratio * best.value && (g.start, g.end) != (best.start, best.end));
+/// The best of the maximal segments `segs` not inside furniture among the
+/// [`ESCAPE_CANDIDATES`] most valuable, if worth at least `ratio` of `best` (which is inside
+/// furniture); else `best`.
+fn escape_furniture(page: &str, tokens: &[Token], segs: &[Segment], best: Segment, ratio: f64, more: bool) -> Segment {
+    let mut segs: Vec<Segment> = segs
+        .iter()
+        .filter(|g| g.value >= ratio * best.value && (g.start, g.end) != (best.start, best.end))
+        .copied()
+        .collect();
     segs.sort_by(|a, b| b.value.total_cmp(&a.value));
     segs.into_iter()
         .take(ESCAPE_CANDIDATES)
@@ -532,20 +561,24 @@ pub const MULTI_ITEM_RUNS: usize = 2;
 pub const MULTI_ITEM_MIN: f64 = 8.0;
 
 /// The spans kept with [`ExtractOptions::extra_span_ratio`], in page order: the best span
-/// `main` (value `best`) and every other maximal segment worth at least `ratio · best` and
+/// `main` (value `best`) and every other of the maximal segments `segs` worth at least `ratio · best` and
 /// `min` (`floor`), or, when [`MULTI_ITEM_RUNS`] other segments pass that, every one worth
 /// `multi · best` and [`MULTI_ITEM_MIN`]. The best span is itself a maximal segment (no
 /// extension of it gains, no part of it is worth more), so it is found among them; it is added
 /// back should ties or rounding split it differently.
-fn extra_spans(scores: &[f64], main: (usize, usize), best: f64, floor: (f64, f64), multi: f64) -> Vec<(usize, usize)> {
-    let mut segs = max_subsequence::maximal_segments(scores);
-    segs.retain(|g| g.end < main.0 || g.start > main.1);
+fn extra_spans(
+    segs: &[Segment],
+    main: (usize, usize),
+    best: f64,
+    floor: (f64, f64),
+    multi: f64,
+) -> Vec<(usize, usize)> {
+    let others = || segs.iter().filter(|g| g.end < main.0 || g.start > main.1);
     let mut floor = (best * floor.0).max(floor.1);
-    if multi > 0.0 && segs.iter().filter(|g| g.value >= floor).count() >= MULTI_ITEM_RUNS {
+    if multi > 0.0 && others().filter(|g| g.value >= floor).count() >= MULTI_ITEM_RUNS {
         floor = floor.min((best * multi).max(MULTI_ITEM_MIN));
     }
-    let mut spans: Vec<(usize, usize)> =
-        segs.into_iter().filter(|g| g.value >= floor).map(|g| (g.start, g.end)).collect();
+    let mut spans: Vec<(usize, usize)> = others().filter(|g| g.value >= floor).map(|g| (g.start, g.end)).collect();
     let at = spans.partition_point(|&(s, _)| s < main.0);
     spans.insert(at, main);
     spans

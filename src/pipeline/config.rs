@@ -165,6 +165,29 @@ pub struct ExtractorConfig {
     pub furniture_escape_ratio: f64,
 }
 
+impl ExtractorConfig {
+    /// The extraction options these keys give.
+    pub fn options(&self) -> crate::extract::ExtractOptions {
+        crate::extract::ExtractOptions {
+            hr_constraint: self.hr_constraint,
+            clean: self.clean,
+            drop_boilerplate: self.drop_boilerplate,
+            drop_link_blocks: self.drop_link_blocks,
+            drop_hidden_microdata: self.drop_hidden_microdata,
+            drop_more_furniture: self.drop_more_furniture,
+            section_end_words: self.section_end_words,
+            link_run_blocks: self.link_run_blocks,
+            extra_span_ratio: self.extra_span_ratio,
+            extra_span_min: self.extra_span_min,
+            multi_item_ratio: self.multi_item_ratio,
+            noscript_fallback: self.noscript_fallback,
+            title_anchor_ratio: self.title_anchor_ratio,
+            furniture_escape_ratio: self.furniture_escape_ratio,
+            ..crate::extract::ExtractOptions::default()
+        }
+    }
+}
+
 impl Default for ExtractorConfig {
     fn default() -> Self {
         ExtractorConfig {
@@ -511,20 +534,7 @@ impl PipelineConfig {
         {
             p.push(format!("extractor.model `{}` is not a file", m.display()));
         }
-        let x = &self.extractor;
-        for (key, v) in [
-            ("extra_span_ratio", x.extra_span_ratio),
-            ("multi_item_ratio", x.multi_item_ratio),
-            ("title_anchor_ratio", x.title_anchor_ratio),
-            ("furniture_escape_ratio", x.furniture_escape_ratio),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                p.push(format!("extractor.{key} {v} is not between 0 and 1"));
-            }
-        }
-        if !(x.extra_span_min >= 0.0 && x.extra_span_min.is_finite()) {
-            p.push(format!("extractor.extra_span_min {} must be 0 or more", x.extra_span_min));
-        }
+        p.extend(self.extractor.options().problems().into_iter().map(|e| format!("extractor.{e}")));
         if let Some(spec) = &self.run.shard
             && let Err(e) = super::shard::Shard::parse(spec, |v| std::env::var(v).ok())
         {

@@ -108,9 +108,9 @@ pub fn maximal_segments(scores: &[f64]) -> Vec<Segment> {
     list.into_iter().map(|e| Segment { start: e.start, end: e.end, value: e.r - e.l }).collect()
 }
 
-/// The `k` highest-valued maximal segments, best first.
-pub fn top_k(scores: &[f64], k: usize) -> Vec<Segment> {
-    let mut segs = maximal_segments(scores);
+/// The `k` highest-valued of the maximal segments `segs` ([`maximal_segments`]), best first.
+pub fn top_k(segs: &[Segment], k: usize) -> Vec<Segment> {
+    let mut segs = segs.to_vec();
     segs.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.start.cmp(&b.start)));
     segs.truncate(k);
     segs
@@ -161,7 +161,7 @@ mod tests {
         let segs = maximal_segments(&s);
         let spans: Vec<_> = segs.iter().map(|g| (g.start, g.end, g.value)).collect();
         assert_eq!(spans, vec![(0, 0, 4.0), (2, 2, 3.0), (4, 10, 7.0)]);
-        assert_eq!(top_k(&s, 2).iter().map(|g| g.value).collect::<Vec<_>>(), vec![7.0, 4.0]);
+        assert_eq!(top_k(&segs, 2).iter().map(|g| g.value).collect::<Vec<_>>(), vec![7.0, 4.0]);
     }
 
     proptest! {
