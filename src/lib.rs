@@ -5,7 +5,7 @@
 //! data flows:
 //!
 //! - [`html`]: bytes → UTF-8 (BOM, HTTP charset, `<meta>`, chardetng) → a flat stream of start
-//!   tags, end tags, words and symbols with byte spans (lol_html underneath).
+//!   tags, end tags, words and symbols with byte spans (our HTML5 lexer, checked against lol_html).
 //! - [`metadata`]: dates, language, authors, site name, canonical URL … noted during the same
 //!   token stream (JSON-LD, `<meta>`, `<time>`, URL, text near the headline).
 //! - [`scoring`]: a [`scoring::Scorer`] gives every token a score; [`scoring::max_subsequence`]

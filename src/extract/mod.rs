@@ -297,7 +297,7 @@ impl TokenSink for ScoreSink<'_> {
 
 /// One page being extracted: [`write`](Self::write) chunks, then [`end`](Self::end).
 pub struct PageExtraction<'m> {
-    tokenizer: Tokenizer<'m, ScoreSink<'m>>,
+    tokenizer: Tokenizer<ScoreSink<'m>>,
     scorer: &'m dyn Scorer,
     options: ExtractOptions,
     scorer_name: &'static str,

@@ -309,6 +309,9 @@ pub struct TokenFeatures {
     pub len: u8,
     /// The token is a start or end tag (scorers may bias tags and text differently).
     pub tag: bool,
+    /// From [`FeatureStream::push_weighed`]: the summed quantised weight of the context
+    /// features (MRUT, MRUT-of-two, id/class words), which `keys` then leave out; 0 otherwise.
+    pub context: i32,
 }
 
 impl TokenFeatures {
@@ -317,7 +320,8 @@ impl TokenFeatures {
     }
 }
 
-/// Per-token context remembered for the look-ahead: normalised key and MRUTs.
+/// Per-token context remembered for the look-ahead: normalised key and MRUTs (or, weighed,
+/// the context's weight).
 #[derive(Debug, Clone, Copy, Default)]
 struct Pending {
     norm: u64,
@@ -326,6 +330,26 @@ struct Pending {
     mrut2: u16,
     classes: [u64; MAX_CLASS_WORDS],
     n_classes: u8,
+    context: Option<i32>,
+}
+
+/// Is this feature type a function of the open-tag stack alone (the same for every token
+/// between two tags)?
+fn is_context(t: FeatureType) -> bool {
+    matches!(t, FeatureType::Mrut | FeatureType::Mrut2 | FeatureType::Classes)
+}
+
+/// The keys of the context features of `types` for a token whose stack has `mrut` on top,
+/// `mrut2` below it and `classes` as its nearest id/class words.
+fn context_keys(types: &[FeatureType], mrut: u16, mrut2: u16, classes: &[u64], out: &mut Vec<u64>) {
+    for &t in types {
+        match t {
+            FeatureType::Mrut => out.push(key([u64::from(mrut), 0, 0], t)),
+            FeatureType::Mrut2 => out.push(key([u64::from(mrut), u64::from(mrut2), 0], t)),
+            FeatureType::Classes => out.extend(classes.iter().map(|&w| key([w, 0, 0], t))),
+            _ => {}
+        }
+    }
 }
 
 /// Streaming feature extraction with two tokens of look-ahead.
@@ -333,6 +357,11 @@ pub struct FeatureStream {
     set: FeatureSet,
     types: Vec<FeatureType>,
     stack: TagStack,
+    /// [`push_weighed`](Self::push_weighed): the context weight of each open element (tokens
+    /// inside it, before another tag opens), and of the empty stack.
+    weights: Vec<i32>,
+    empty_weight: Option<i32>,
+    scratch: Vec<u64>,
     ring: [Pending; 3],
     /// Tokens pushed so far.
     n: usize,
@@ -346,6 +375,9 @@ impl FeatureStream {
             set,
             types: set.types(),
             stack: if set.classes { TagStack::with_class_words() } else { TagStack::default() },
+            weights: Vec::new(),
+            empty_weight: None,
+            scratch: Vec::with_capacity(8),
             ring: [Pending::default(); 3],
             n: 0,
             done: 0,
@@ -382,6 +414,57 @@ impl FeatureStream {
         }
     }
 
+    /// As [`push`](Self::push), but the context features (MRUT, MRUT-of-two, id/class words)
+    /// come summed as [`TokenFeatures::context`], weighed by `weigh` once per element opened
+    /// instead of once per token: between two tags every token has the same context, and
+    /// half a page's tokens are words. `weigh` must be a pure function of the keys.
+    #[inline]
+    pub fn push_weighed(
+        &mut self,
+        norm: &mut Normalizer,
+        page: &str,
+        token: &Token,
+        weigh: &dyn Fn(&[u64]) -> i32,
+        out: &mut dyn FnMut(&TokenFeatures),
+    ) {
+        let context = match self.weights.last() {
+            Some(&w) => w,
+            None => *self.empty_weight.get_or_insert_with(|| {
+                self.scratch.clear();
+                context_keys(&self.types, NO_TAG, NO_TAG, &[], &mut self.scratch);
+                weigh(&self.scratch)
+            }),
+        };
+        let p = Pending {
+            norm: norm.key(page, token),
+            tag: token.kind.is_tag(),
+            context: Some(context),
+            ..Pending::default()
+        };
+        let depth = self.stack.depth();
+        self.stack.update(page, token);
+        if self.stack.depth() > depth {
+            self.scratch.clear();
+            context_keys(
+                &self.types,
+                self.stack.top(),
+                self.stack.second(),
+                self.stack.nearest_class_words(),
+                &mut self.scratch,
+            );
+            self.weights.push(weigh(&self.scratch));
+        } else {
+            self.weights.truncate(self.stack.depth());
+        }
+        self.ring[self.n % 3] = p;
+        self.n += 1;
+        if self.n >= 3 {
+            let f = self.features_of(self.done);
+            self.done += 1;
+            out(&f);
+        }
+    }
+
     /// End of page: features of the last (up to two) tokens.
     pub fn finish(&mut self, out: &mut dyn FnMut(&TokenFeatures)) {
         while self.done < self.n {
@@ -398,8 +481,11 @@ impl FeatureStream {
     fn features_of(&self, i: usize) -> TokenFeatures {
         let me = self.ring[i % 3];
         let (a, b, c) = (me.norm, self.norm_at(i + 1), self.norm_at(i + 2));
-        let mut f = TokenFeatures { tag: me.tag, ..TokenFeatures::default() };
+        let mut f = TokenFeatures { tag: me.tag, context: me.context.unwrap_or(0), ..TokenFeatures::default() };
         for &t in &self.types {
+            if me.context.is_some() && is_context(t) {
+                continue;
+            }
             let mut put = |k: u64| {
                 f.keys[f.len as usize] = k;
                 f.types[f.len as usize] = t as u8;

@@ -1,5 +1,5 @@
 //! HTML character references (`&amp;`, `&eacute;`, `&#233;`, `&#xE9;`) decoded with the full
-//! WHATWG table (html-escape's `NAMED_ENTITIES`, 2 125 names), because lol_html hands text over
+//! WHATWG table (html-escape's `NAMED_ENTITIES`, 2 125 names); the lexer hands text over
 //! undecoded.
 //!
 //! The tokenizer decodes one reference at a time while it splits words, so byte spans keep

@@ -4,6 +4,7 @@
 
 pub mod encoding;
 pub mod entities;
+pub mod lexer;
 pub mod normalize;
 pub mod tags;
 pub mod tokenizer;

@@ -1,27 +1,20 @@
 //! The streaming tokenizer: page bytes in, a flat sequence of start tags, end tags, words and
 //! symbols out, each with its byte span in the decoded page (Pasternack & Roth 2009, §5.2).
 //!
-//! lol_html (non-strict mode) does the HTML5 tokenising. It reports start tags, text chunks and
-//! comments with their source locations, but never reports end tags of elements its own stack
-//! does not know and applies no implied-end-tag rules, while the paper's tokenizer sees every
-//! tag as written. So we keep the decoded page in a buffer and recover end tags ourselves from
-//! the *gaps* between the locations lol_html reports: whatever lies between two reported
-//! tokens is end tags, a doctype or nothing. Text chunks are buffered to the end of each text
-//! node (by location, without copying) and split into words and symbols there, decoding
-//! character references one at a time so spans keep pointing at the source.
+//! [`super::lexer`] finds where tags, text runs, comments and the other constructs of HTML5
+//! begin and end (and which text is script or raw text); this module turns them into the
+//! paper's tokens. The decoded page is kept in one buffer and every token is a byte span of
+//! it. Text is buffered to the end of each text node (by location, without copying) and split
+//! into words and symbols there, decoding character references one at a time so spans keep
+//! pointing at the source.
 //!
 //! Contents of script/style/noscript/template and comments are dropped. Normalisation for
 //! features (stemming, numbers, unknown tags) is [`super::normalize`]'s job, not this one's:
 //! a scorer that needs no normalised forms pays nothing for them.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
-use lol_html::html_content::{Comment, Element, TextChunk, TextType};
-use lol_html::{HtmlRewriter, MemorySettings, OutputSink, Settings, doc_comments, doc_text, element};
-
 use super::encoding::{DecoderOptions, EncodingSource, StreamDecoder};
 use super::entities::{self, Decoded};
+use super::lexer::{Lexeme, Lexer, TextKind};
 use super::tags::{self, TagId};
 
 /// The four token kinds of the paper.
@@ -87,42 +80,34 @@ pub struct TokenizerOptions {
     pub http_charset: Option<String>,
     /// Bytes buffered before the encoding is chosen (default 16 KiB).
     pub sniff_bytes: usize,
-    /// lol_html's own buffers (a tag split across writes is buffered): default 16 MiB.
-    pub max_parser_memory: usize,
     /// Expected page size, to size the page buffer once (default 0: grow as needed).
     pub size_hint: usize,
 }
 
 impl Default for TokenizerOptions {
     fn default() -> Self {
-        TokenizerOptions { http_charset: None, sniff_bytes: 16 * 1024, max_parser_memory: 16 << 20, size_hint: 0 }
+        TokenizerOptions { http_charset: None, sniff_bytes: 16 * 1024, size_hint: 0 }
     }
 }
 
 /// Tokenizer failures. The page is then unusable; callers name the page.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenizeError {
-    #[error("html parser failed at byte {offset}: {message}")]
-    Parser { offset: usize, message: String },
     #[error("page larger than 4 GiB")]
     TooLarge,
 }
 
-struct NullSink;
-
-impl OutputSink for NullSink {
-    fn handle_chunk(&mut self, _: &[u8]) {}
-}
-
-/// Tokenizer state shared with lol_html's handlers.
+/// Tokenizer state: the page so far, the lexer, and what the paper's tokens need to know.
 struct State<S> {
     sink: S,
     /// The decoded page so far.
     page: String,
-    /// End of the last region accounted for (reported token or scanned gap).
-    pos: usize,
-    /// Start of the text node being accumulated.
-    text_start: Option<usize>,
+    lexer: Lexer,
+    /// Lex again once the page is this long: a construct cut by the end of the input is
+    /// retried only when the unlexed tail has doubled, so rescans stay linear in the page.
+    retry_at: usize,
+    /// The text node being accumulated: its start, end so far, and whether it is dropped.
+    text: Option<(usize, usize)>,
     text_skip: bool,
     /// Inside script/style/noscript/template: drop everything until the matching end tag.
     skip_depth: u32,
@@ -143,32 +128,49 @@ impl<S: TokenSink> State<S> {
         self.sink.token(&self.page, &tok);
     }
 
-    /// Scans `[pos, upto)` for end tags lol_html did not report, then moves `pos` to `upto`.
-    fn gap(&mut self, upto: usize) {
-        let upto = upto.min(self.page.len());
-        let mut i = self.pos;
-        while i < upto {
-            let bytes = &self.page.as_bytes()[..upto];
-            let Some(off) = memchr::memchr(b'<', &bytes[i..]) else { break };
-            let lt = i + off;
-            if bytes.get(lt + 1) == Some(&b'/') && bytes.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) {
-                let name_start = lt + 2;
-                let mut name_end = name_start;
-                while name_end < upto
-                    && !matches!(bytes[name_end], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>')
-                {
-                    name_end += 1;
+    /// Lexes what can be lexed of the page so far (all of it with `eof`).
+    fn pump(&mut self, eof: bool) {
+        if !eof && self.page.len() < self.retry_at {
+            return;
+        }
+        while let Some(l) = self.lexer.next(self.page.as_bytes(), eof) {
+            match l {
+                Lexeme::Text { start, end, kind } => {
+                    if self.text.is_none() {
+                        self.text_skip =
+                            matches!(kind, TextKind::ScriptData | TextKind::RawText) || self.skip_depth > 0;
+                    }
+                    let s = self.text.map_or(start, |t| t.0);
+                    self.text = Some((s, end));
                 }
-                let close = memchr::memchr(b'>', &bytes[name_end..]).map_or(upto, |o| name_end + o + 1);
-                let id = tags::tag_id(&bytes[name_start..name_end]);
-                self.end_tag(id, lt, close);
-                i = close;
-            } else {
-                i = lt + 1;
+                Lexeme::StartTag { start, end, name_end, self_closing } => {
+                    self.flush_text();
+                    let id = tags::tag_id(&self.page.as_bytes()[start + 1..name_end]);
+                    self.start_tag(id, start, end, self_closing);
+                }
+                Lexeme::EndTag { start, end, name_end } => {
+                    self.flush_text();
+                    let id = tags::tag_id(&self.page.as_bytes()[start + 2..name_end]);
+                    self.end_tag(id, start, end);
+                }
+                Lexeme::Other { .. } => self.flush_text(),
             }
         }
-        if upto > self.pos {
-            self.pos = upto;
+        if eof {
+            self.flush_text();
+        }
+        let (len, pos) = (self.page.len(), self.lexer.pos);
+        self.retry_at = len + (len - pos.min(len));
+    }
+
+    /// The text node ends: its words and symbols.
+    fn flush_text(&mut self) {
+        let Some((start, end)) = self.text.take() else { return };
+        if !self.text_skip {
+            if self.in_title && self.title.is_none() {
+                self.title = Some((start, end));
+            }
+            self.words(start, end);
         }
     }
 
@@ -187,16 +189,7 @@ impl<S: TokenSink> State<S> {
         self.emit(TokenKind::EndTag, id, start, end, false, false);
     }
 
-    fn start_tag(&mut self, start: usize, end: usize, self_closing: bool) {
-        self.gap(start);
-        self.pos = self.pos.max(end);
-        let bytes = self.page.as_bytes();
-        let name_start = (start + 1).min(end);
-        let mut name_end = name_start;
-        while name_end < end && !matches!(bytes[name_end], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>') {
-            name_end += 1;
-        }
-        let id = tags::tag_id(&bytes[name_start..name_end]);
+    fn start_tag(&mut self, id: TagId, start: usize, end: usize, self_closing: bool) {
         if self.skip_depth > 0 {
             return;
         }
@@ -210,24 +203,6 @@ impl<S: TokenSink> State<S> {
             self.pre_depth += 1;
         } else if id == tags::TITLE {
             self.in_title = true;
-        }
-    }
-
-    fn text_chunk(&mut self, start: usize, end: usize, last: bool, kind: TextType) {
-        if self.text_start.is_none() {
-            self.gap(start);
-            self.text_start = Some(start);
-            self.text_skip = matches!(kind, TextType::ScriptData | TextType::RawText) || self.skip_depth > 0;
-        }
-        self.pos = self.pos.max(end);
-        if last {
-            let node_start = self.text_start.take().unwrap_or(start);
-            if !self.text_skip {
-                if self.in_title && self.title.is_none() {
-                    self.title = Some((node_start, self.pos));
-                }
-                self.words(node_start, self.pos);
-            }
         }
     }
 
@@ -417,25 +392,23 @@ fn is_mark(c: char) -> bool {
     matches!(c as u32, 0x0300..=0x036F | 0x0483..=0x0489 | 0x0591..=0x05C7 | 0x0610..=0x061A | 0x064B..=0x065F | 0x0900..=0x0DFF | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
 }
 
-type Shared<S> = Rc<RefCell<State<S>>>;
-
 /// Streaming tokenizer: [`write`](Self::write) page bytes in any chunk sizes, then
 /// [`end`](Self::end); tokens go to the sink as soon as they are known.
-pub struct Tokenizer<'s, S: TokenSink + 's> {
-    state: Shared<S>,
+pub struct Tokenizer<S: TokenSink> {
+    state: State<S>,
     decoder: StreamDecoder,
-    rewriter: Option<HtmlRewriter<'s, NullSink>>,
     error: Option<TokenizeError>,
 }
 
-impl<'s, S: TokenSink + 's> Tokenizer<'s, S> {
+impl<S: TokenSink> Tokenizer<S> {
     pub fn new(sink: S, options: TokenizerOptions) -> Self {
-        let state: Shared<S> = Rc::new(RefCell::new(State {
+        let state = State {
             sink,
             // Decoded UTF-8 is at most 3× the bytes of any legacy encoding; cap the guess.
             page: String::with_capacity(options.size_hint.min(64 << 20)),
-            pos: 0,
-            text_start: None,
+            lexer: Lexer::default(),
+            retry_at: 0,
+            text: None,
             text_skip: false,
             skip_depth: 0,
             pre_depth: 0,
@@ -443,65 +416,37 @@ impl<'s, S: TokenSink + 's> Tokenizer<'s, S> {
             title: None,
             pending_space: Space::None,
             tokens: 0,
-        }));
-        let (s1, s2, s3) = (state.clone(), state.clone(), state.clone());
-        let settings = Settings::new()
-            .with_strict(false)
-            .with_memory_settings(MemorySettings::new().with_max_allowed_memory_usage(options.max_parser_memory))
-            .append_element_content_handler(element!("*", move |el: &mut Element| {
-                let loc = el.source_location().bytes();
-                s1.borrow_mut().start_tag(loc.start, loc.end, el.is_self_closing());
-                Ok(())
-            }))
-            .append_document_content_handler(doc_text!(move |t: &mut TextChunk| {
-                let loc = t.source_location().bytes();
-                s2.borrow_mut().text_chunk(loc.start, loc.end, t.last_in_text_node(), t.text_type());
-                Ok(())
-            }))
-            .append_document_content_handler(doc_comments!(move |c: &mut Comment| {
-                let loc = c.source_location().bytes();
-                let mut st = s3.borrow_mut();
-                st.gap(loc.start);
-                st.pos = st.pos.max(loc.end);
-                Ok(())
-            }));
+        };
         let decoder =
             StreamDecoder::new(DecoderOptions { sniff_bytes: options.sniff_bytes, http_charset: options.http_charset });
-        Tokenizer { state, decoder, rewriter: Some(HtmlRewriter::new(settings, NullSink)), error: None }
+        Tokenizer { state, decoder, error: None }
     }
 
     /// Feeds page bytes (any encoding; decided on the first `sniff_bytes`).
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), TokenizeError> {
-        let Tokenizer { state, decoder, rewriter, error } = self;
+        let Tokenizer { state, decoder, error } = self;
         if let Some(e) = error.take() {
             return Err(e);
         }
-        decoder.write(bytes, &mut |s: &str| feed(state, rewriter, error, s));
+        decoder.write(bytes, &mut |s: &str| feed(state, error, s));
         match error.take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
 
-    /// Finishes the page: flushes the decoder and the parser and reports trailing end tags.
+    /// Finishes the page: flushes the decoder and lexes what was left for more input.
     pub fn end(mut self) -> Result<TokenizerSummary<S>, TokenizeError> {
         {
-            let Tokenizer { state, decoder, rewriter, error } = &mut self;
-            decoder.end(&mut |s: &str| feed(state, rewriter, error, s));
+            let Tokenizer { state, decoder, error } = &mut self;
+            decoder.end(&mut |s: &str| feed(state, error, s));
             if let Some(e) = error.take() {
                 return Err(e);
             }
-            if let Some(rw) = rewriter.take() {
-                let offset = state.borrow().page.len();
-                rw.end().map_err(|e| TokenizeError::Parser { offset, message: e.to_string() })?;
-            }
         }
         let encoding = self.decoder.encoding();
-        let Tokenizer { state, .. } = self;
-        let state = Rc::try_unwrap(state).ok().expect("handlers are dropped with the rewriter").into_inner();
-        let mut state = state;
-        let len = state.page.len();
-        state.gap(len);
+        let mut state = self.state;
+        state.pump(true);
         Ok(TokenizerSummary {
             title: state.title,
             tokens: state.tokens,
@@ -512,29 +457,16 @@ impl<'s, S: TokenSink + 's> Tokenizer<'s, S> {
     }
 }
 
-fn feed<S: TokenSink>(
-    state: &Shared<S>,
-    rewriter: &mut Option<HtmlRewriter<'_, NullSink>>,
-    error: &mut Option<TokenizeError>,
-    s: &str,
-) {
+fn feed<S: TokenSink>(state: &mut State<S>, error: &mut Option<TokenizeError>, s: &str) {
     if error.is_some() {
         return;
     }
-    let offset = {
-        let mut st = state.borrow_mut();
-        if st.page.len() + s.len() > u32::MAX as usize {
-            *error = Some(TokenizeError::TooLarge);
-            return;
-        }
-        st.page.push_str(s);
-        st.page.len()
-    };
-    if let Some(rw) = rewriter
-        && let Err(e) = rw.write(s.as_bytes())
-    {
-        *error = Some(TokenizeError::Parser { offset, message: e.to_string() });
+    if state.page.len() + s.len() > u32::MAX as usize {
+        *error = Some(TokenizeError::TooLarge);
+        return;
     }
+    state.page.push_str(s);
+    state.pump(false);
 }
 
 /// What the tokenizer knows at the end of a page.

@@ -373,11 +373,17 @@ impl NbModel {
         self.table.len == 0
     }
 
+    /// The summed quantised weight of `keys` (context features: see
+    /// [`FeatureStream::push_weighed`]).
+    pub fn weigh(&self, keys: &[u64]) -> i32 {
+        keys.iter().map(|&k| i32::from(self.table.get(k))).sum()
+    }
+
     /// Log-odds of one token's features, prior included.
     #[inline]
     pub fn log_odds(&self, f: &TokenFeatures) -> f64 {
         // Summed as integers: exact, and one multiplication per token instead of one per feature.
-        let q: i32 = f.as_slice().iter().map(|&k| i32::from(self.table.get(k))).sum();
+        let q: i32 = f.context + f.as_slice().iter().map(|&k| i32::from(self.table.get(k))).sum::<i32>();
         self.header.prior + f64::from(q) * self.table.scale
     }
 
@@ -402,12 +408,12 @@ impl NbModel {
                 }
             }
             for (t, f) in chunk.iter().enumerate() {
-                let q: i32 = f
-                    .as_slice()
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &k)| i32::from(self.table.get_after(k, first[t * 8 + j])))
-                    .sum();
+                let q: i32 = f.context
+                    + f.as_slice()
+                        .iter()
+                        .enumerate()
+                        .map(|(j, &k)| i32::from(self.table.get_after(k, first[t * 8 + j])))
+                        .sum::<i32>();
                 out(self.score_from_log_odds(f, self.header.prior + f64::from(q) * self.table.scale));
             }
         }
@@ -583,7 +589,8 @@ impl PageScorer for NbPageScorer<'_> {
     fn push(&mut self, page: &str, token: &Token, out: &mut dyn FnMut(f64)) {
         let norm = self.norm.as_mut().expect("normaliser present until drop");
         let pending = &mut self.pending;
-        self.stream.push(norm, page, token, &mut |f| pending.push(*f));
+        let model = self.model;
+        self.stream.push_weighed(norm, page, token, &|keys| model.weigh(keys), &mut |f| pending.push(*f));
         if self.pending.len() >= BATCH {
             self.model.score_batch(&self.pending, out);
             self.pending.clear();
@@ -662,6 +669,57 @@ mod tests {
         let mut none = Vec::new();
         m.score_batch(&[], &mut |s| none.push(s));
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn page_scores_weigh_context_features_once_per_element_and_equal_per_token_scores() {
+        use crate::html::{TokenizerOptions, tokenize};
+        let features = FeatureSet::parse("trigram,mrut2,classes,bigram").unwrap();
+        let page = |i: usize| {
+            format!(
+                "<html><body><nav class=\"site-nav main\"><a href=/>Home</a> <a href=/n>News {i}</a></nav>\
+                 <div id=wrap><article class=\"post-body story\"><h1>Title {i}</h1><p>The council met on \
+                 day {i} and <b>voted</b> for the park.<br>More words here</p><div><span class=x>deep</span> \
+                 text</div></article><aside class=related><ul><li><a>Other story</a></li></ul></aside></div>\
+                 <footer>Copyright</footer></body></html>"
+            )
+        };
+        let mut c = NbCounts::default();
+        let mut norm = Normalizer::default();
+        for i in 0..6 {
+            let s = tokenize(page(i).as_bytes(), TokenizerOptions::default()).unwrap();
+            let mut fs = FeatureStream::new(features);
+            let mut feats = Vec::new();
+            for t in &s.sink {
+                fs.push(&mut norm, &s.page, t, &mut |f| feats.push(*f));
+            }
+            fs.finish(&mut |f| feats.push(*f));
+            let inside = |t: &Token| s.page[..t.start as usize].contains("<article");
+            for (f, t) in feats.iter().zip(&s.sink) {
+                c.add(f, inside(t) && !s.page[..t.start as usize].contains("</article"));
+            }
+        }
+        let params = NbParams { features, min_count: 1, ..NbParams::default() };
+        let m = NbModel::from_counts(&c, params, TrainingSummary::default());
+        let scorer = NbScorer::new(m, "test");
+        // A page with unseen parts too, nesting deeper than it closes.
+        let html = format!("{}<div class=\"post-body new\"><p>unseen words <i>here", page(9));
+        let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let mut want = Vec::new();
+        let mut fs = FeatureStream::new(features);
+        for t in &s.sink {
+            fs.push(&mut norm, &s.page, t, &mut |f| want.push(scorer.model().score(f)));
+        }
+        fs.finish(&mut |f| want.push(scorer.model().score(f)));
+        let mut got = Vec::new();
+        let mut ps = scorer.page_scorer();
+        for t in &s.sink {
+            ps.push(&s.page, t, &mut |x| got.push(x));
+        }
+        ps.finish(&s.page, &mut |x| got.push(x));
+        assert_eq!(got.len(), s.sink.len());
+        assert_eq!(got, want);
+        assert!(got.iter().any(|&x| x > 0.0) && got.iter().any(|&x| x < 0.0));
     }
 
     #[test]
