@@ -398,11 +398,11 @@ impl PageExtraction<'_> {
                 || self.options.section_end_words > 0
             {
                 let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
-                if self.options.drop_boilerplate {
-                    text::boilerplate_mask(page, slice, k);
-                }
-                if self.options.drop_more_furniture {
-                    text::more_furniture_mask(page, slice, k);
+                match (self.options.drop_boilerplate, self.options.drop_more_furniture) {
+                    (true, true) => text::all_furniture_mask(page, slice, k),
+                    (true, false) => text::boilerplate_mask(page, slice, k),
+                    (false, true) => text::more_furniture_mask(page, slice, k),
+                    (false, false) => {}
                 }
                 if self.options.drop_hidden_microdata {
                     text::hidden_microdata_mask(page, slice, k);

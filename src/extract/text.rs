@@ -164,8 +164,14 @@ const BOILERPLATE_NAMES: &[&str] = &[
 /// The value of attribute `name` (lower-case ASCII) in a raw start tag, if present; no
 /// allocation, as it runs on every start tag.
 fn attr_value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let (lo, up) = (name[0].to_ascii_lowercase(), name[0].to_ascii_uppercase());
     let mut i = 1;
     while i + name.len() < tag.len() {
+        // Only where the name's first letter is (most bytes of a tag are not).
+        match memchr::memchr2(lo, up, &tag[i..tag.len() - name.len()]) {
+            Some(o) => i += o,
+            None => return None,
+        }
         let at_name = tag[i - 1].is_ascii_whitespace() && tag[i..i + name.len()].eq_ignore_ascii_case(name);
         if at_name {
             let mut j = i + name.len();
@@ -212,15 +218,65 @@ const MORE_TAGS: &[TagId] = &[tags::ASIDE];
 
 /// Does this start tag's id or class name page furniture?
 pub fn is_boilerplate_element(raw_tag: &str) -> bool {
-    is_furniture(raw_tag, BOILERPLATE_NAMES)
+    furniture(raw_tag) & F_BOILERPLATE != 0
 }
 
-fn is_furniture(raw_tag: &str, names: &[&str]) -> bool {
+/// Bits of [`furniture`]: a name of [`BOILERPLATE_NAMES`], of [`MORE_NAMES`].
+const F_BOILERPLATE: u8 = 1;
+const F_MORE: u8 = 2;
+
+/// Both furniture lists, [`BOILERPLATE_NAMES`] first.
+const FURNITURE_NAMES: [&str; BOILERPLATE_NAMES.len() + MORE_NAMES.len()] = {
+    let mut all = [""; BOILERPLATE_NAMES.len() + MORE_NAMES.len()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] =
+            if i < BOILERPLATE_NAMES.len() { BOILERPLATE_NAMES[i] } else { MORE_NAMES[i - BOILERPLATE_NAMES.len()] };
+        i += 1;
+    }
+    all
+};
+
+/// For each pair of bytes (by their low five bits, where ASCII upper and lower case agree),
+/// the names of [`FURNITURE_NAMES`] (bit i: name i) that may start with it: a value is
+/// scanned once, comparing only where a name's first two letters are, instead of once per
+/// name (this runs on every start tag of every span). Other bytes sharing the five bits only
+/// cost a comparison.
+static FIRST_PAIR: [u32; 1024] = {
+    let mut t = [0u32; 1024];
+    let mut i = 0;
+    while i < FURNITURE_NAMES.len() {
+        let n = FURNITURE_NAMES[i].as_bytes();
+        t[pair(n[0], n[1])] |= 1 << i;
+        i += 1;
+    }
+    t
+};
+
+#[inline]
+const fn pair(a: u8, b: u8) -> usize {
+    ((a as usize & 0x1F) << 5) | (b as usize & 0x1F)
+}
+
+/// Which furniture lists this start tag's id or class value names ([`F_BOILERPLATE`],
+/// [`F_MORE`]): a name anywhere in the value, ASCII case-insensitively.
+fn furniture(raw_tag: &str) -> u8 {
     let tag = raw_tag.as_bytes();
-    [attr_value(tag, b"class"), attr_value(tag, b"id")]
-        .into_iter()
-        .flatten()
-        .any(|v| names.iter().any(|n| contains_ignore_case(v, n.as_bytes())))
+    let mut flags = 0;
+    for v in [attr_value(tag, b"class"), attr_value(tag, b"id")].into_iter().flatten() {
+        for i in 0..v.len().saturating_sub(1) {
+            let mut m = FIRST_PAIR[pair(v[i], v[i + 1])];
+            while m != 0 {
+                let k = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let n = FURNITURE_NAMES[k].as_bytes();
+                if v.len() - i >= n.len() && v[i..i + n.len()].eq_ignore_ascii_case(n) {
+                    flags |= if k < BOILERPLATE_NAMES.len() { F_BOILERPLATE } else { F_MORE };
+                }
+            }
+        }
+    }
+    flags
 }
 
 /// Is this start tag a hidden copy of metadata: a schema.org microdata element (`itemscope` /
@@ -311,7 +367,8 @@ pub fn inside_furniture(page: &str, tokens: &[Token], at: usize, more: bool) -> 
     }
     open.iter().any(|&(tag, i)| {
         let raw = tokens[i].raw(page);
-        is_boilerplate_element(raw) || (more && (tag == tags::FOOTER || is_furniture(raw, MORE_NAMES)))
+        let f = furniture(raw);
+        f & F_BOILERPLATE != 0 || (more && (tag == tags::FOOTER || f & F_MORE != 0))
     })
 }
 
@@ -325,7 +382,15 @@ pub fn boilerplate_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
 /// Keep-mask that drops, inside the span, the second list of furniture ([`MORE_NAMES`] by
 /// id/class, [`MORE_TAGS`] by element) with its subtree.
 pub fn more_furniture_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
-    element_mask(page, tokens, keep, |tag, raw| MORE_TAGS.contains(&tag) || is_furniture(raw, MORE_NAMES));
+    element_mask(page, tokens, keep, |tag, raw| MORE_TAGS.contains(&tag) || furniture(raw) & F_MORE != 0);
+}
+
+/// [`boilerplate_mask`] and [`more_furniture_mask`] in one pass: an element goes with its
+/// subtree when either list names it. The same as the two passes one after the other (each
+/// drops the subtrees of the elements it names; a subtree inside a dropped one is dropped
+/// either way), for one look at each start tag instead of two.
+pub fn all_furniture_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
+    element_mask(page, tokens, keep, |tag, raw| MORE_TAGS.contains(&tag) || furniture(raw) != 0);
 }
 
 /// Keep-mask that drops, inside the span, every hidden microdata element
@@ -652,6 +717,9 @@ mod tests {
         assert_eq!(masked(html, more_furniture_mask), "Story one.\n\nStory two.\n\nBy Jane");
         // Not in the first list: the default filter alone keeps them.
         assert!(masked(html, boilerplate_mask).contains("Posted in News"));
+        assert_eq!(masked(html, all_furniture_mask), "Story one.\n\nStory two.\n\nBy Jane");
+        assert!(furniture("<div class=\"x SIGN-UP\" id=Bio>") == F_BOILERPLATE | F_MORE);
+        assert_eq!(furniture("<div class=\"b i o\" data-x=comment>"), 0);
     }
 
     #[test]
@@ -713,6 +781,22 @@ mod tests {
             let all = masked(&html, |_, _, _| {});
             let cut = masked(&html, |p, t, k| section_end_mask(p, t, k, min));
             proptest::prop_assert!(cut.split_whitespace().count() <= all.split_whitespace().count());
+        }
+
+        /// One pass over both furniture lists drops what the two passes drop, on any nesting.
+        #[test]
+        fn both_furniture_lists_in_one_pass_equal_two_passes(parts in proptest::collection::vec(0usize..14, 0..60)) {
+            const FRAG: [&str; 14] = [
+                "<div class=comments>", "<div class=\"entry-footer\">", "<aside>", "</aside>", "</div>",
+                "<div id=Author-Box>", "<p>", "</p>", "words here", "<section class=related-x>", "</section>",
+                "<span class=\"shareBar bio\">", "</span>", "<div class=main>",
+            ];
+            let html: String = parts.iter().map(|&i| FRAG[i]).collect::<Vec<_>>().join(" ");
+            let two = masked(&html, |p, t, k| {
+                boilerplate_mask(p, t, k);
+                more_furniture_mask(p, t, k);
+            });
+            proptest::prop_assert_eq!(masked(&html, all_furniture_mask), two);
         }
     }
 
