@@ -558,6 +558,12 @@ fn is_section_end(text: &str, words: usize) -> bool {
         || (words <= 24 && SECTION_END_PREFIX.iter().any(|p| text.starts_with(p)))
 }
 
+/// Can a block whose normalised text starts with `word` be a section-end heading? (Does
+/// some phrase start with it?) Blocks that cannot stop collecting their text.
+fn may_start_section_end(word: &str) -> bool {
+    SECTION_END.iter().chain(SECTION_END_PREFIX).any(|p| p.split(' ').next() == Some(word))
+}
+
 /// Drops the furniture that a section-end heading ([`SECTION_END`]) opens: from the heading to
 /// the end of the element that contains it (a "Related" box inside the article, or the comment
 /// section to the end of its column). The maximum subsequence runs on through comment sections
@@ -567,6 +573,8 @@ fn is_section_end(text: &str, words: usize) -> bool {
 pub fn section_end_mask(page: &str, tokens: &[Token], keep: &mut [bool], min_words_before: usize) {
     let mut text = String::new();
     let (mut start, mut words, mut before) = (0usize, 0usize, 0usize);
+    // The block's first word rules out every heading: its text is not collected further.
+    let mut hopeless = false;
     // Open-element depth before token `i`, and before the current block's first token.
     let (mut depth, mut start_depth) = (0i64, 0i64);
     let step = |t: &Token| match t.kind {
@@ -596,6 +604,7 @@ pub fn section_end_mask(page: &str, tokens: &[Token], keep: &mut [bool], min_wor
                 i = j;
                 depth = d;
                 text.clear();
+                hopeless = false;
                 words = 0;
                 start = i;
                 start_depth = depth;
@@ -603,6 +612,7 @@ pub fn section_end_mask(page: &str, tokens: &[Token], keep: &mut [bool], min_wor
             }
             before += words;
             text.clear();
+            hopeless = false;
             words = 0;
             start = i;
             start_depth = depth;
@@ -612,13 +622,15 @@ pub fn section_end_mask(page: &str, tokens: &[Token], keep: &mut [bool], min_wor
             // Masked words count too: the furniture filter drops `<h2 id=comments>` itself.
             words += 1;
             // Only short blocks can match; stop collecting text after a few dozen words.
-            if words <= 24 {
+            if words <= 24 && !hopeless {
+                let first = text.is_empty();
                 let mut any = false;
                 for c in t.raw(page).chars().filter(|c| c.is_alphabetic()) {
                     text.extend(c.to_lowercase());
                     any = true;
                 }
                 if any {
+                    hopeless = first && !may_start_section_end(&text);
                     text.push(' ');
                 }
             }

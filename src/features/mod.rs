@@ -309,14 +309,75 @@ pub struct TokenFeatures {
     pub len: u8,
     /// The token is a start or end tag (scorers may bias tags and text differently).
     pub tag: bool,
-    /// From [`FeatureStream::push_weighed`]: the summed quantised weight of the context
-    /// features (MRUT, MRUT-of-two, id/class words), which `keys` then leave out; 0 otherwise.
-    pub context: i32,
 }
 
 impl TokenFeatures {
     pub fn as_slice(&self) -> &[u64] {
         &self.keys[..self.len as usize]
+    }
+}
+
+/// Features of one token from [`FeatureStream::push_weighed`]: the keys of its own n-grams
+/// (trigram, unigram, bigram, in [`FeatureSet::types`] order) and the summed weight of its
+/// context features. A third of [`TokenFeatures`]' size: a batch of them is copied and read
+/// once per token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WeighedFeatures {
+    pub keys: [u64; 3],
+    pub types: [u8; 3],
+    pub len: u8,
+    pub tag: bool,
+    /// The summed quantised weight of the context features (MRUT, MRUT-of-two, id/class
+    /// words), which `keys` leave out.
+    pub context: i32,
+}
+
+/// What a scorer reads of a token's features, whichever way they were computed.
+pub trait KeyedFeatures {
+    /// The keys to look up.
+    fn keys(&self) -> &[u64];
+    /// The feature type of each key.
+    fn key_types(&self) -> &[u8];
+    fn is_tag(&self) -> bool;
+    /// Weight already summed for features not among the keys.
+    fn context(&self) -> i32;
+}
+
+impl KeyedFeatures for TokenFeatures {
+    #[inline]
+    fn keys(&self) -> &[u64] {
+        &self.keys[..self.len as usize]
+    }
+    #[inline]
+    fn key_types(&self) -> &[u8] {
+        &self.types[..self.len as usize]
+    }
+    #[inline]
+    fn is_tag(&self) -> bool {
+        self.tag
+    }
+    #[inline]
+    fn context(&self) -> i32 {
+        0
+    }
+}
+
+impl KeyedFeatures for WeighedFeatures {
+    #[inline]
+    fn keys(&self) -> &[u64] {
+        &self.keys[..self.len as usize]
+    }
+    #[inline]
+    fn key_types(&self) -> &[u8] {
+        &self.types[..self.len as usize]
+    }
+    #[inline]
+    fn is_tag(&self) -> bool {
+        self.tag
+    }
+    #[inline]
+    fn context(&self) -> i32 {
+        self.context
     }
 }
 
@@ -331,12 +392,6 @@ struct Pending {
     classes: [u64; MAX_CLASS_WORDS],
     n_classes: u8,
     context: Option<i32>,
-}
-
-/// Is this feature type a function of the open-tag stack alone (the same for every token
-/// between two tags)?
-fn is_context(t: FeatureType) -> bool {
-    matches!(t, FeatureType::Mrut | FeatureType::Mrut2 | FeatureType::Classes)
 }
 
 /// The keys of the context features of `types` for a token whose stack has `mrut` on top,
@@ -415,7 +470,7 @@ impl FeatureStream {
     }
 
     /// As [`push`](Self::push), but the context features (MRUT, MRUT-of-two, id/class words)
-    /// come summed as [`TokenFeatures::context`], weighed by `weigh` once per element opened
+    /// come summed as [`WeighedFeatures::context`], weighed by `weigh` once per element opened
     /// instead of once per token: between two tags every token has the same context, and
     /// half a page's tokens are words. `weigh` must be a pure function of the keys.
     #[inline]
@@ -425,7 +480,7 @@ impl FeatureStream {
         page: &str,
         token: &Token,
         weigh: &dyn Fn(&[u64]) -> i32,
-        out: &mut dyn FnMut(&TokenFeatures),
+        out: &mut dyn FnMut(&WeighedFeatures),
     ) {
         let context = match self.weights.last() {
             Some(&w) => w,
@@ -459,10 +514,37 @@ impl FeatureStream {
         self.ring[self.n % 3] = p;
         self.n += 1;
         if self.n >= 3 {
-            let f = self.features_of(self.done);
+            let f = self.weighed_features_of(self.done);
             self.done += 1;
             out(&f);
         }
+    }
+
+    /// End of page for [`push_weighed`](Self::push_weighed): the last (up to two) tokens.
+    pub fn finish_weighed(&mut self, out: &mut dyn FnMut(&WeighedFeatures)) {
+        while self.done < self.n {
+            let f = self.weighed_features_of(self.done);
+            self.done += 1;
+            out(&f);
+        }
+    }
+
+    fn weighed_features_of(&self, i: usize) -> WeighedFeatures {
+        let me = &self.ring[i % 3];
+        let (a, b, c) = (me.norm, self.norm_at(i + 1), self.norm_at(i + 2));
+        let mut f = WeighedFeatures { tag: me.tag, context: me.context.unwrap_or(0), ..WeighedFeatures::default() };
+        for &t in &self.types {
+            let k = match t {
+                FeatureType::Trigram => key([a, b, c], t),
+                FeatureType::Unigram => key([a, 0, 0], t),
+                FeatureType::Bigram => key([a, b, 0], t),
+                _ => continue,
+            };
+            f.keys[f.len as usize] = k;
+            f.types[f.len as usize] = t as u8;
+            f.len += 1;
+        }
+        f
     }
 
     /// End of page: features of the last (up to two) tokens.
@@ -481,11 +563,8 @@ impl FeatureStream {
     fn features_of(&self, i: usize) -> TokenFeatures {
         let me = self.ring[i % 3];
         let (a, b, c) = (me.norm, self.norm_at(i + 1), self.norm_at(i + 2));
-        let mut f = TokenFeatures { tag: me.tag, context: me.context.unwrap_or(0), ..TokenFeatures::default() };
+        let mut f = TokenFeatures { tag: me.tag, ..TokenFeatures::default() };
         for &t in &self.types {
-            if me.context.is_some() && is_context(t) {
-                continue;
-            }
             let mut put = |k: u64| {
                 f.keys[f.len as usize] = k;
                 f.types[f.len as usize] = t as u8;

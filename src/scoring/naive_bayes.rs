@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model_file::{self, ModelFileError, Reader};
 use super::{PageScorer, Scorer};
-use crate::features::{FeatureSet, FeatureStream, FeatureType, TokenFeatures};
+use crate::features::{FeatureSet, FeatureStream, FeatureType, KeyedFeatures, TokenFeatures, WeighedFeatures};
 use crate::html::Token;
 use crate::html::normalize::{HASH_SEED, HashKeyed, Normalizer};
 
@@ -383,7 +383,7 @@ impl NbModel {
     #[inline]
     pub fn log_odds(&self, f: &TokenFeatures) -> f64 {
         // Summed as integers: exact, and one multiplication per token instead of one per feature.
-        let q: i32 = f.context + f.as_slice().iter().map(|&k| i32::from(self.table.get(k))).sum::<i32>();
+        let q: i32 = f.as_slice().iter().map(|&k| i32::from(self.table.get(k))).sum();
         self.header.prior + f64::from(q) * self.table.scale
     }
 
@@ -399,17 +399,17 @@ impl NbModel {
     /// almost never in cache, and one token at a time each lookup waited for its own miss
     /// (the tokenizer's work between two tokens is more than the CPU looks ahead); loaded
     /// together, the misses of the whole batch overlap.
-    pub fn score_batch(&self, batch: &[TokenFeatures], out: &mut dyn FnMut(f64)) {
+    pub fn score_batch<F: KeyedFeatures>(&self, batch: &[F], out: &mut dyn FnMut(f64)) {
         let mut first = [0u32; BATCH * 8];
         for chunk in batch.chunks(BATCH) {
             for (t, f) in chunk.iter().enumerate() {
-                for (j, &k) in f.as_slice().iter().enumerate() {
+                for (j, &k) in f.keys().iter().enumerate() {
                     first[t * 8 + j] = self.table.slots[(k as usize) & self.table.mask];
                 }
             }
             for (t, f) in chunk.iter().enumerate() {
-                let q: i32 = f.context
-                    + f.as_slice()
+                let q: i32 = f.context()
+                    + f.keys()
                         .iter()
                         .enumerate()
                         .map(|(j, &k)| i32::from(self.table.get_after(k, first[t * 8 + j])))
@@ -420,17 +420,17 @@ impl NbModel {
     }
 
     #[inline]
-    fn score_from_log_odds(&self, f: &TokenFeatures, log_odds: f64) -> f64 {
-        let tag = if f.tag { self.header.tag_bias } else { 0.0 };
+    fn score_from_log_odds<F: KeyedFeatures>(&self, f: &F, log_odds: f64) -> f64 {
+        let tag = if f.is_tag() { self.header.tag_bias } else { 0.0 };
         let s = sigmoid(log_odds) - 0.5 + self.header.bias + tag;
         match &self.header.bootstrap {
             None => s,
             Some(b) => {
                 let tri = FeatureType::Trigram as u8;
                 let m = f
-                    .as_slice()
+                    .keys()
                     .iter()
-                    .zip(&f.types)
+                    .zip(f.key_types())
                     .find(|(_, t)| **t == tri)
                     .map_or(0.0, |(&k, _)| self.importance(k));
                 s * (m * b.boost + 1.0)
@@ -581,7 +581,7 @@ struct NbPageScorer<'m> {
     stream: FeatureStream,
     norm: Option<Normalizer>,
     /// Features of tokens whose scores are still owed (scores come out in order, later).
-    pending: Vec<TokenFeatures>,
+    pending: Vec<WeighedFeatures>,
 }
 
 impl PageScorer for NbPageScorer<'_> {
@@ -599,7 +599,7 @@ impl PageScorer for NbPageScorer<'_> {
 
     fn finish(&mut self, _page: &str, out: &mut dyn FnMut(f64)) {
         let pending = &mut self.pending;
-        self.stream.finish(&mut |f| pending.push(*f));
+        self.stream.finish_weighed(&mut |f| pending.push(*f));
         self.model.score_batch(&self.pending, out);
         self.pending.clear();
     }
@@ -667,7 +667,7 @@ mod tests {
         m.score_batch(&tokens, &mut |s| batched.push(s));
         assert_eq!(one, batched);
         let mut none = Vec::new();
-        m.score_batch(&[], &mut |s| none.push(s));
+        m.score_batch::<TokenFeatures>(&[], &mut |s| none.push(s));
         assert!(none.is_empty());
     }
 
