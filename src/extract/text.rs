@@ -561,7 +561,10 @@ fn is_section_end(text: &str, words: usize) -> bool {
 /// Can a block whose normalised text starts with `word` be a section-end heading? (Does
 /// some phrase start with it?) Blocks that cannot stop collecting their text.
 fn may_start_section_end(word: &str) -> bool {
-    SECTION_END.iter().chain(SECTION_END_PREFIX).any(|p| p.split(' ').next() == Some(word))
+    SECTION_END
+        .iter()
+        .chain(SECTION_END_PREFIX)
+        .any(|p| p.as_bytes().starts_with(word.as_bytes()) && p.as_bytes().get(word.len()).is_none_or(|&b| b == b' '))
 }
 
 /// Drops the furniture that a section-end heading ([`SECTION_END`]) opens: from the heading to
