@@ -394,6 +394,27 @@ struct Pending {
     context: Option<i32>,
 }
 
+/// Slots of [`FeatureStream`]'s context-weight cache (48 bytes each: 24 KB, in L1/L2).
+const CONTEXT_CACHE: usize = 512;
+
+/// One context weighed: its inputs (top tag, the tag below, the nearest id/class words) and
+/// the summed weight of its keys.
+#[derive(Debug, Clone, Copy, Default)]
+struct ContextEntry {
+    filled: bool,
+    top: u16,
+    second: u16,
+    n: u8,
+    words: [u64; MAX_CLASS_WORDS],
+    weight: i32,
+}
+
+impl ContextEntry {
+    fn words(&self) -> &[u64] {
+        &self.words[..self.n as usize]
+    }
+}
+
 /// The keys of the context features of `types` for a token whose stack has `mrut` on top,
 /// `mrut2` below it and `classes` as its nearest id/class words.
 fn context_keys(types: &[FeatureType], mrut: u16, mrut2: u16, classes: &[u64], out: &mut Vec<u64>) {
@@ -417,6 +438,10 @@ pub struct FeatureStream {
     weights: Vec<i32>,
     empty_weight: Option<i32>,
     scratch: Vec<u64>,
+    /// Context weights by their inputs (direct-mapped, compared whole): a page opens the same
+    /// few hundred contexts (`<a>` in `<li class=menu-item>`) thousands of times, and each
+    /// weighing is a handful of lookups in a weight table far bigger than the cache.
+    context_cache: Vec<ContextEntry>,
     ring: [Pending; 3],
     /// Tokens pushed so far.
     n: usize,
@@ -433,6 +458,7 @@ impl FeatureStream {
             weights: Vec::new(),
             empty_weight: None,
             scratch: Vec::with_capacity(8),
+            context_cache: Vec::new(),
             ring: [Pending::default(); 3],
             n: 0,
             done: 0,
@@ -499,15 +525,26 @@ impl FeatureStream {
         let depth = self.stack.depth();
         self.stack.update(page, token);
         if self.stack.depth() > depth {
-            self.scratch.clear();
-            context_keys(
-                &self.types,
-                self.stack.top(),
-                self.stack.second(),
-                self.stack.nearest_class_words(),
-                &mut self.scratch,
-            );
-            self.weights.push(weigh(&self.scratch));
+            let (top, second, words) = (self.stack.top(), self.stack.second(), self.stack.nearest_class_words());
+            let mut h = (u64::from(top) << 16 | u64::from(second)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            for &w in words {
+                h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            }
+            if self.context_cache.is_empty() {
+                self.context_cache = vec![ContextEntry::default(); CONTEXT_CACHE];
+            }
+            let slot = &mut self.context_cache[(h >> 55) as usize & (CONTEXT_CACHE - 1)];
+            let weight = if slot.filled && slot.top == top && slot.second == second && slot.words() == words {
+                slot.weight
+            } else {
+                self.scratch.clear();
+                context_keys(&self.types, top, second, words, &mut self.scratch);
+                let weight = weigh(&self.scratch);
+                *slot = ContextEntry { filled: true, top, second, n: words.len() as u8, words: [0; 4], weight };
+                slot.words[..words.len()].copy_from_slice(words);
+                weight
+            };
+            self.weights.push(weight);
         } else {
             self.weights.truncate(self.stack.depth());
         }

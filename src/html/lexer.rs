@@ -583,7 +583,9 @@ impl Lexer {
             let kind = self.start_tag_feedback(&p[lt..t.end], t.name_end - lt, t.self_closing);
             self.kind = kind;
             self.mode = if t.to_data { TextKind::Data } else { kind };
-            self.raw_name = static_name(&p[lt + 1..t.name_end]);
+            if kind != TextKind::Data {
+                self.raw_name = static_name(&p[lt + 1..t.name_end]);
+            }
             Lexeme::StartTag { start: lt, end: t.end, name_end: t.name_end, self_closing: t.self_closing }
         } else {
             self.end_tag_feedback(&p[lt + 2..t.name_end]);
