@@ -130,6 +130,36 @@ fn eval_scores_a_manifest_and_writes_predictions() {
 }
 
 #[test]
+fn bench_times_scorers_in_one_run_and_reports_bad_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("html")).unwrap();
+    write(&dir.path().join("html"), "b-1.html", article("the council voted to expand the park").as_bytes());
+    write(&dir.path().join("html"), "b-2.html", b"\x89PNG binary");
+    let lines = [
+        serde_json::json!({"id": "b-1", "dataset": "b", "split": "dev", "html": "html/b-1.html"}),
+        serde_json::json!({"id": "b-2", "dataset": "b", "split": "dev", "html": "html/b-2.html"}),
+    ];
+    let manifest =
+        write(dir.path(), "manifest.jsonl", lines.iter().map(|l| l.to_string() + "\n").collect::<String>().as_bytes());
+    let out = pipeline(&["bench", "--manifest", &manifest, "--rounds", "2", "--json"]);
+    // The binary page is named and the exit code is 1; both scorers still ran both rounds.
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("b-2"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pages"], 2);
+    let names: Vec<&str> = v["extractors"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["nb", "simple"]);
+    for e in v["extractors"].as_array().unwrap() {
+        assert_eq!(e["rounds_mb_s"].as_array().unwrap().len(), 2);
+        assert!(e["median_mb_s"].as_f64().unwrap() > 0.0);
+    }
+    let table = pipeline(&["bench", "--manifest", &manifest, "--rounds", "1", "--against", "none"]);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("nb"));
+    assert_eq!(pipeline(&["bench", "--manifest", &manifest, "--threads", "2"]).status.code(), Some(2));
+    assert_eq!(pipeline(&["bench", "--manifest", &manifest, "--against", "nope"]).status.code(), Some(2));
+}
+
+#[test]
 fn tune_chooses_settings_leaving_each_dataset_out() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("html")).unwrap();

@@ -2,6 +2,7 @@
 //! clap arguments and an `exec` that builds the library's options and calls one library
 //! function; no extraction logic lives here.
 
+mod bench;
 mod bootstrap;
 mod dedup;
 mod eval;
@@ -48,6 +49,8 @@ enum Command {
     Bootstrap(bootstrap::BootstrapArgs),
     /// Choose extraction settings by leave-one-dataset-out over labelled manifests.
     Tune(tune::TuneArgs),
+    /// Time scorers on the same pages in one run, alternating (MB/s of HTML per thread).
+    Bench(bench::BenchArgs),
     /// Find near duplicates across the parts of many runs or shards (bounded memory).
     Dedup(dedup::DedupArgs),
     /// Pack HTML files into a .warc.gz (one response record per page).
@@ -172,6 +175,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Extract(a)) => extract::exec(a),
         Some(Command::Eval(a)) => eval::exec(a),
+        Some(Command::Bench(a)) => bench::exec(a),
         Some(Command::Train(a)) => train::exec(a),
         Some(Command::PackWarc(a)) => pack::exec(a),
         Some(Command::Bootstrap(a)) => bootstrap::exec(a),

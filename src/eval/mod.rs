@@ -5,6 +5,7 @@
 //! A page that cannot be read or extracted counts as an empty prediction, exactly as a missing
 //! prediction file does in score.py, and is also listed under its failure reason.
 
+pub mod bench;
 pub mod blocks;
 pub mod lcs;
 pub mod meta;
