@@ -128,6 +128,36 @@ pub struct TagStack {
     with_words: bool,
 }
 
+thread_local! {
+    /// id/class words by raw start tag (direct-mapped, compared byte for byte): pages repeat
+    /// the same tags (`<li class="menu-item">`, `<div class="col">`) hundreds of times, and
+    /// splitting and hashing their words cost more than the rest of the stack. One per thread
+    /// and kept across pages, as the words depend on the tag's bytes alone.
+    static WORDS_BY_TAG: std::cell::RefCell<Vec<WordCacheEntry>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Slots of [`TagStack`]'s word cache.
+const WORD_CACHE: usize = 512;
+/// Longest start tag kept in the word cache (longer ones are read every time).
+const WORD_CACHE_TAG: usize = 184;
+const _: () = assert!(WORD_CACHE_TAG <= u8::MAX as usize);
+
+/// One start tag's bytes and its id/class words.
+#[derive(Debug, Clone, Copy)]
+struct WordCacheEntry {
+    len: u8,
+    n: u8,
+    tag: [u8; WORD_CACHE_TAG],
+    words: [u64; MAX_CLASS_WORDS],
+}
+
+impl Default for WordCacheEntry {
+    fn default() -> Self {
+        // Length 0 matches no tag (every raw tag holds at least `<` and `>`).
+        WordCacheEntry { len: 0, n: 0, tag: [0; WORD_CACHE_TAG], words: [0; MAX_CLASS_WORDS] }
+    }
+}
+
 /// Marker for "no open tag".
 pub const NO_TAG: u16 = 0xFFFF;
 
@@ -182,6 +212,34 @@ impl TagStack {
         }
     }
 
+    /// Appends the id/class words of `raw` (a start tag) to `words`, through the cache.
+    #[inline]
+    fn push_class_words(&mut self, raw: &[u8]) {
+        if raw.len() > WORD_CACHE_TAG {
+            class_words(raw, &mut self.words);
+            return;
+        }
+        let words = &mut self.words;
+        WORDS_BY_TAG.with_borrow_mut(|cache| {
+            if cache.is_empty() {
+                *cache = vec![WordCacheEntry::default(); WORD_CACHE];
+            }
+            let h = xxh3_64_with_seed(raw, HASH_SEED ^ 3);
+            let slot = &mut cache[(h >> 54) as usize & (WORD_CACHE - 1)];
+            if usize::from(slot.len) == raw.len() && slot.tag[..raw.len()] == *raw {
+                words.extend_from_slice(&slot.words[..usize::from(slot.n)]);
+                return;
+            }
+            let before = words.len();
+            class_words(raw, words);
+            let got = &words[before..];
+            slot.len = raw.len() as u8;
+            slot.tag[..raw.len()].copy_from_slice(raw);
+            slot.n = got.len() as u8;
+            slot.words[..got.len()].copy_from_slice(got);
+        });
+    }
+
     /// Updates the stack with a token (`page` is needed only for id/class words).
     pub fn update(&mut self, page: &str, token: &Token) {
         match token.kind {
@@ -189,7 +247,7 @@ impl TagStack {
                 self.stack.push(token.tag);
                 if self.with_words {
                     let before = self.words.len();
-                    class_words(token.raw(page).as_bytes(), &mut self.words);
+                    self.push_class_words(token.raw(page).as_bytes());
                     debug_assert!(self.words.len() - before <= MAX_CLASS_WORDS);
                     self.word_end.push(self.words.len() as u32);
                     let n = if self.words.len() > before {
@@ -712,5 +770,37 @@ mod tests {
         }
         // <div> itself sits outside; p, Nice, <b>, post, </b>, </p>, </div> see "comments".
         assert_eq!(seen, [0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// The per-thread word cache gives the words a fresh scan of each tag gives, whatever
+        /// the order of tags, repeats, tags too long for it, and slots shared by other tags.
+        #[test]
+        fn cached_class_words_equal_a_fresh_scan(
+            picks in proptest::collection::vec((0usize..40, 0usize..3), 1..300),
+        ) {
+            let mut st = TagStack::with_class_words();
+            let mut fresh = Vec::new();
+            for (i, (n, long)) in picks.into_iter().enumerate() {
+                let pad = "x".repeat([0, 100, 200][long]);
+                let tag = format!("<div data-p=\"{pad}\" class=\"item-{n} col{}\" id=box{}>", n % 7, n % 3);
+                let page = format!("{tag}text");
+                let t = Token {
+                    kind: TokenKind::StartTag,
+                    tag: tags::DIV,
+                    space: Default::default(),
+                    has_entity: false,
+                    numeric: false,
+                    start: 0,
+                    end: tag.len() as u32,
+                };
+                st.update(&page, &t);
+                let before = fresh.len();
+                class_words(tag.as_bytes(), &mut fresh);
+                proptest::prop_assert_eq!(st.nearest_class_words(), &fresh[before..], "tag {} ({})", i, tag);
+            }
+        }
     }
 }
