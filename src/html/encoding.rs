@@ -37,6 +37,22 @@ impl Default for DecoderOptions {
 /// Bytes of the page searched for a `<meta>` declaration (as the HTML standard's prescan).
 const PRESCAN: usize = 1024;
 
+/// Where a [`StreamDecoder`] puts text: it decodes straight into a string the sink lends (the
+/// tokenizer's page), so the page is not copied once more after decoding.
+pub trait DecodeSink {
+    /// The string to append to, about to take up to `extra` more bytes; `None` stops decoding
+    /// (a size limit was hit).
+    fn text(&mut self, extra: usize) -> Option<&mut String>;
+    /// Text was appended to the string.
+    fn appended(&mut self) {}
+}
+
+impl DecodeSink for String {
+    fn text(&mut self, _extra: usize) -> Option<&mut String> {
+        Some(self)
+    }
+}
+
 /// Streaming decoder: buffers up to `sniff_bytes`, decides once, then decodes every later
 /// chunk with replacement of malformed sequences (U+FFFD).
 pub struct StreamDecoder {
@@ -44,16 +60,15 @@ pub struct StreamDecoder {
     sniff: Vec<u8>,
     decoder: Option<Decoder>,
     chosen: Option<(&'static Encoding, EncodingSource)>,
-    out: String,
 }
 
 impl StreamDecoder {
     pub fn new(options: DecoderOptions) -> Self {
-        StreamDecoder { options, sniff: Vec::new(), decoder: None, chosen: None, out: String::new() }
+        StreamDecoder { options, sniff: Vec::new(), decoder: None, chosen: None }
     }
 
     /// Feeds bytes; decoded text goes to `out` (nothing yet while sniffing).
-    pub fn write(&mut self, bytes: &[u8], out: &mut dyn FnMut(&str)) {
+    pub fn write(&mut self, bytes: &[u8], out: &mut dyn DecodeSink) {
         if self.decoder.is_none() {
             let room = self.options.sniff_bytes.saturating_sub(self.sniff.len());
             if bytes.len() < room || (room > 0 && self.sniff.is_empty() && bytes.len() < self.options.sniff_bytes) {
@@ -71,7 +86,7 @@ impl StreamDecoder {
     }
 
     /// Flushes: decides if not yet decided, decodes what is buffered, finishes the decoder.
-    pub fn end(&mut self, out: &mut dyn FnMut(&str)) {
+    pub fn end(&mut self, out: &mut dyn DecodeSink) {
         if self.decoder.is_none() {
             self.decide(true);
             let sniffed = std::mem::take(&mut self.sniff);
@@ -92,15 +107,18 @@ impl StreamDecoder {
         self.chosen = Some((enc, src));
     }
 
-    fn decode(&mut self, mut bytes: &[u8], last: bool, out: &mut dyn FnMut(&str)) {
+    fn decode(&mut self, mut bytes: &[u8], last: bool, out: &mut dyn DecodeSink) {
         let Some(dec) = self.decoder.as_mut() else { return };
         loop {
-            self.out.clear();
-            let need = dec.max_utf8_buffer_length(bytes.len()).unwrap_or(bytes.len() * 3 + 16).clamp(64, 1 << 20);
-            self.out.reserve(need);
-            let (result, read, _) = dec.decode_to_string(bytes, &mut self.out, last);
-            if !self.out.is_empty() {
-                out(&self.out);
+            // Room for the input as it stands (UTF-8 pages, ASCII-heavy ones in any encoding);
+            // text that grows (U+FFFD, multi-byte characters) takes another turn of the loop.
+            let need = bytes.len().saturating_add(16).clamp(64, 1 << 20);
+            let Some(text) = out.text(need) else { return };
+            text.reserve(need);
+            let before = text.len();
+            let (result, read, _) = dec.decode_to_string(bytes, text, last);
+            if text.len() > before {
+                out.appended();
             }
             bytes = &bytes[read..];
             if result == CoderResult::InputEmpty {
@@ -117,8 +135,8 @@ pub fn decode_page(bytes: &[u8], http_charset: Option<&str>) -> (String, &'stati
         ..DecoderOptions::default()
     });
     let mut s = String::with_capacity(bytes.len());
-    d.write(bytes, &mut |t| s.push_str(t));
-    d.end(&mut |t| s.push_str(t));
+    d.write(bytes, &mut s);
+    d.end(&mut s);
     let (e, src) = d.encoding().unwrap_or((UTF_8, EncodingSource::Default));
     (s, e, src)
 }
@@ -286,9 +304,9 @@ mod tests {
         let mut d = StreamDecoder::new(DecoderOptions { http_charset: http.map(str::to_string), sniff_bytes: 1024 });
         let mut s = String::new();
         for c in bytes.chunks(size.max(1)) {
-            d.write(c, &mut |t| s.push_str(t));
+            d.write(c, &mut s);
         }
-        d.end(&mut |t| s.push_str(t));
+        d.end(&mut s);
         s
     }
 

@@ -12,7 +12,7 @@
 //! features (stemming, numbers, unknown tags) is [`super::normalize`]'s job, not this one's:
 //! a scorer that needs no normalised forms pays nothing for them.
 
-use super::encoding::{DecoderOptions, EncodingSource, StreamDecoder};
+use super::encoding::{DecodeSink, DecoderOptions, EncodingSource, StreamDecoder};
 use super::entities::{self, Decoded};
 use super::lexer::{Lexeme, Lexer, TextKind};
 use super::tags::{self, TagId};
@@ -428,7 +428,7 @@ impl<S: TokenSink> Tokenizer<S> {
         if let Some(e) = error.take() {
             return Err(e);
         }
-        decoder.write(bytes, &mut |s: &str| feed(state, error, s));
+        decoder.write(bytes, &mut Feed { state, error });
         match error.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -439,7 +439,7 @@ impl<S: TokenSink> Tokenizer<S> {
     pub fn end(mut self) -> Result<TokenizerSummary<S>, TokenizeError> {
         {
             let Tokenizer { state, decoder, error } = &mut self;
-            decoder.end(&mut |s: &str| feed(state, error, s));
+            decoder.end(&mut Feed { state, error });
             if let Some(e) = error.take() {
                 return Err(e);
             }
@@ -457,16 +457,28 @@ impl<S: TokenSink> Tokenizer<S> {
     }
 }
 
-fn feed<S: TokenSink>(state: &mut State<S>, error: &mut Option<TokenizeError>, s: &str) {
-    if error.is_some() {
-        return;
+/// The decoder writes into the page itself and the lexer follows.
+struct Feed<'a, S: TokenSink> {
+    state: &'a mut State<S>,
+    error: &'a mut Option<TokenizeError>,
+}
+
+impl<S: TokenSink> DecodeSink for Feed<'_, S> {
+    fn text(&mut self, extra: usize) -> Option<&mut String> {
+        if self.error.is_some() {
+            return None;
+        }
+        // Token spans are u32 offsets.
+        if self.state.page.len().saturating_add(extra) > u32::MAX as usize {
+            *self.error = Some(TokenizeError::TooLarge);
+            return None;
+        }
+        Some(&mut self.state.page)
     }
-    if state.page.len() + s.len() > u32::MAX as usize {
-        *error = Some(TokenizeError::TooLarge);
-        return;
+
+    fn appended(&mut self) {
+        self.state.pump(false);
     }
-    state.page.push_str(s);
-    state.pump(false);
 }
 
 /// What the tokenizer knows at the end of a page.
