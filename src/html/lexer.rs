@@ -125,6 +125,34 @@ struct TagEnd {
     to_data: bool,
 }
 
+/// A set of bytes as a table (a lookup instead of a chain of compares in the tag scanner).
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+/// Bytes that end a tag name, an attribute name, an unquoted value.
+const TAG_NAME_END: [bool; 256] = byte_set(b" \n\r\t\x0c/>");
+const ATTR_NAME_END: [bool; 256] = byte_set(b" \n\r\t\x0c/>=");
+const UNQUOTED_END: [bool; 256] = byte_set(b" \n\r\t\x0c>");
+
+/// The first index from `i` whose byte is in `end` (or `p.len()`).
+#[inline]
+fn skip_to(p: &[u8], mut i: usize, end: &[bool; 256]) -> usize {
+    while let Some(&b) = p.get(i) {
+        if end[usize::from(b)] {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// The end of the tag whose name starts at `name_start` (tag name and attribute states).
 fn scan_tag(p: &[u8], name_start: usize) -> Scan<TagEnd> {
     #[derive(Clone, Copy)]
@@ -144,13 +172,16 @@ fn scan_tag(p: &[u8], name_start: usize) -> Scan<TagEnd> {
     while let Some(&b) = p.get(i) {
         match st {
             St::Name => {
-                if is_ws(b) || b == b'/' || b == b'>' {
-                    name_end = i;
-                    match b {
-                        b'>' => return done(i + 1, name_end, false, false),
-                        b'/' => st = St::SelfClosing,
-                        _ => st = St::BeforeAttr,
-                    }
+                if !TAG_NAME_END[usize::from(b)] {
+                    // The rest of the name in a tight loop rather than a state dispatch a byte.
+                    i = skip_to(p, i + 1, &TAG_NAME_END);
+                    continue;
+                }
+                name_end = i;
+                match b {
+                    b'>' => return done(i + 1, name_end, false, false),
+                    b'/' => st = St::SelfClosing,
+                    _ => st = St::BeforeAttr,
                 }
             }
             St::BeforeAttr => match b {
@@ -164,7 +195,10 @@ fn scan_tag(p: &[u8], name_start: usize) -> Scan<TagEnd> {
                 b'/' => st = St::SelfClosing,
                 b'>' => return done(i + 1, name_end, false, false),
                 _ if is_ws(b) => st = St::AfterAttrName,
-                _ => {}
+                _ => {
+                    i = skip_to(p, i + 1, &ATTR_NAME_END);
+                    continue;
+                }
             },
             St::AfterAttrName => match b {
                 b'/' => st = St::SelfClosing,
@@ -189,7 +223,10 @@ fn scan_tag(p: &[u8], name_start: usize) -> Scan<TagEnd> {
             St::Unquoted => match b {
                 b'>' => return done(i + 1, name_end, false, false),
                 _ if is_ws(b) => st = St::BeforeAttr,
-                _ => {}
+                _ => {
+                    i = skip_to(p, i + 1, &UNQUOTED_END);
+                    continue;
+                }
             },
             St::SelfClosing => {
                 if b == b'>' {
