@@ -449,7 +449,6 @@ struct Pending {
     mrut2: u16,
     classes: [u64; MAX_CLASS_WORDS],
     n_classes: u8,
-    context: Option<i32>,
 }
 
 /// Slots of [`FeatureStream`]'s context-weight cache (48 bytes each: 24 KB, in L1/L2).
@@ -501,6 +500,13 @@ pub struct FeatureStream {
     /// weighing is a handful of lookups in a weight table far bigger than the cache.
     context_cache: Vec<ContextEntry>,
     ring: [Pending; 3],
+    /// [`push_weighed`](Self::push_weighed)'s look-ahead: (normalised key, is a tag, context
+    /// weight) of the last three tokens, a fifth of a [`Pending`].
+    weighed_ring: [(u64, bool, i32); 3],
+    /// The token n-gram types of the set (trigram, unigram, bigram, in `types` order), the only
+    /// ones [`WeighedFeatures`] carries keys for.
+    ngram_types: [FeatureType; 3],
+    n_ngram: usize,
     /// Tokens pushed so far.
     n: usize,
     /// Tokens whose features were handed out.
@@ -518,6 +524,23 @@ impl FeatureStream {
             scratch: Vec::with_capacity(8),
             context_cache: Vec::new(),
             ring: [Pending::default(); 3],
+            weighed_ring: [(0, false, 0); 3],
+            ngram_types: {
+                let mut t = [FeatureType::Trigram; 3];
+                let ngrams = set
+                    .types()
+                    .into_iter()
+                    .filter(|t| matches!(t, FeatureType::Trigram | FeatureType::Unigram | FeatureType::Bigram));
+                for (slot, ty) in t.iter_mut().zip(ngrams) {
+                    *slot = ty;
+                }
+                t
+            },
+            n_ngram: set
+                .types()
+                .iter()
+                .filter(|t| matches!(t, FeatureType::Trigram | FeatureType::Unigram | FeatureType::Bigram))
+                .count(),
             n: 0,
             done: 0,
         }
@@ -574,12 +597,7 @@ impl FeatureStream {
                 weigh(&self.scratch)
             }),
         };
-        let p = Pending {
-            norm: norm.key(page, token),
-            tag: token.kind.is_tag(),
-            context: Some(context),
-            ..Pending::default()
-        };
+        let p = (norm.key(page, token), token.kind.is_tag(), context);
         let depth = self.stack.depth();
         self.stack.update(page, token);
         if self.stack.depth() > depth {
@@ -606,7 +624,7 @@ impl FeatureStream {
         } else {
             self.weights.truncate(self.stack.depth());
         }
-        self.ring[self.n % 3] = p;
+        self.weighed_ring[self.n % 3] = p;
         self.n += 1;
         if self.n >= 3 {
             let f = self.weighed_features_of(self.done);
@@ -624,20 +642,19 @@ impl FeatureStream {
         }
     }
 
+    #[inline]
     fn weighed_features_of(&self, i: usize) -> WeighedFeatures {
-        let me = &self.ring[i % 3];
-        let (a, b, c) = (me.norm, self.norm_at(i + 1), self.norm_at(i + 2));
-        let mut f = WeighedFeatures { tag: me.tag, context: me.context.unwrap_or(0), ..WeighedFeatures::default() };
-        for &t in &self.types {
-            let k = match t {
+        let norm_at = |j: usize| if j < self.n { self.weighed_ring[j % 3].0 } else { END_KEY };
+        let (a, tag, context) = self.weighed_ring[i % 3];
+        let (b, c) = (norm_at(i + 1), norm_at(i + 2));
+        let mut f = WeighedFeatures { tag, context, len: self.n_ngram as u8, ..WeighedFeatures::default() };
+        for (j, &t) in self.ngram_types[..self.n_ngram].iter().enumerate() {
+            f.keys[j] = match t {
                 FeatureType::Trigram => key([a, b, c], t),
                 FeatureType::Unigram => key([a, 0, 0], t),
-                FeatureType::Bigram => key([a, b, 0], t),
-                _ => continue,
+                _ => key([a, b, 0], t),
             };
-            f.keys[f.len as usize] = k;
-            f.types[f.len as usize] = t as u8;
-            f.len += 1;
+            f.types[j] = t as u8;
         }
         f
     }
