@@ -399,7 +399,7 @@ impl NbModel {
     /// almost never in cache, and one token at a time each lookup waited for its own miss
     /// (the tokenizer's work between two tokens is more than the CPU looks ahead); loaded
     /// together, the misses of the whole batch overlap.
-    pub fn score_batch<F: KeyedFeatures>(&self, batch: &[F], out: &mut dyn FnMut(f64)) {
+    pub fn score_batch<F: KeyedFeatures>(&self, batch: &[F], memo: &mut SigmoidMemo, out: &mut dyn FnMut(f64)) {
         let mut first = [0u32; BATCH * 8];
         for chunk in batch.chunks(BATCH) {
             for (t, f) in chunk.iter().enumerate() {
@@ -414,15 +414,22 @@ impl NbModel {
                         .enumerate()
                         .map(|(j, &k)| i32::from(self.table.get_after(k, first[t * 8 + j])))
                         .sum::<i32>();
-                out(self.score_from_log_odds(f, self.header.prior + f64::from(q) * self.table.scale));
+                let p = memo.get(q, || sigmoid(self.header.prior + f64::from(q) * self.table.scale));
+                out(self.score_from_probability(f, p));
             }
         }
     }
 
     #[inline]
     fn score_from_log_odds<F: KeyedFeatures>(&self, f: &F, log_odds: f64) -> f64 {
+        self.score_from_probability(f, sigmoid(log_odds))
+    }
+
+    /// The score from the token's P(in | features).
+    #[inline]
+    fn score_from_probability<F: KeyedFeatures>(&self, f: &F, p: f64) -> f64 {
         let tag = if f.is_tag() { self.header.tag_bias } else { 0.0 };
-        let s = sigmoid(log_odds) - 0.5 + self.header.bias + tag;
+        let s = p - 0.5 + self.header.bias + tag;
         match &self.header.bootstrap {
             None => s,
             Some(b) => {
@@ -442,6 +449,32 @@ impl NbModel {
 #[inline]
 pub fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
+}
+
+/// P(in | features) by a token's summed quantised weight (direct-mapped): tokens whose
+/// trigram the model never saw sum to their context's weight alone, so a page asks for the
+/// same few hundred sums over and over, and `exp` cost more than the rest of the scoring.
+/// Holds exactly what [`sigmoid`] returns for that sum.
+pub struct SigmoidMemo {
+    slots: Box<[(i32, f64); 256]>,
+}
+
+impl Default for SigmoidMemo {
+    fn default() -> Self {
+        // i32::MIN: no sum of i16 weights over a handful of features comes near it.
+        SigmoidMemo { slots: Box::new([(i32::MIN, 0.0); 256]) }
+    }
+}
+
+impl SigmoidMemo {
+    #[inline]
+    fn get(&mut self, q: i32, p: impl FnOnce() -> f64) -> f64 {
+        let slot = &mut self.slots[((q as u32).wrapping_mul(0x9E37_79B9) >> 24) as usize];
+        if slot.0 != q {
+            *slot = (q, p());
+        }
+        slot.1
+    }
 }
 
 /// Open-addressing hash table of weights, 4 bytes a slot: a 16-bit fingerprint (the key's top
@@ -568,6 +601,7 @@ impl Scorer for NbScorer {
             stream: FeatureStream::new(self.model.header.features),
             norm: Some(norm),
             pending: Vec::with_capacity(BATCH + 2),
+            memo: SigmoidMemo::default(),
         })
     }
 }
@@ -582,6 +616,7 @@ struct NbPageScorer<'m> {
     norm: Option<Normalizer>,
     /// Features of tokens whose scores are still owed (scores come out in order, later).
     pending: Vec<WeighedFeatures>,
+    memo: SigmoidMemo,
 }
 
 impl PageScorer for NbPageScorer<'_> {
@@ -592,7 +627,7 @@ impl PageScorer for NbPageScorer<'_> {
         let model = self.model;
         self.stream.push_weighed(norm, page, token, &|keys| model.weigh(keys), &mut |f| pending.push(*f));
         if self.pending.len() >= BATCH {
-            self.model.score_batch(&self.pending, out);
+            self.model.score_batch(&self.pending, &mut self.memo, out);
             self.pending.clear();
         }
     }
@@ -600,7 +635,7 @@ impl PageScorer for NbPageScorer<'_> {
     fn finish(&mut self, _page: &str, out: &mut dyn FnMut(f64)) {
         let pending = &mut self.pending;
         self.stream.finish_weighed(&mut |f| pending.push(*f));
-        self.model.score_batch(&self.pending, out);
+        self.model.score_batch(&self.pending, &mut self.memo, out);
         self.pending.clear();
     }
 }
@@ -663,11 +698,15 @@ mod tests {
         let tokens: Vec<TokenFeatures> =
             (0..(3 * BATCH as u64 + 5)).map(|i| feats(&[i * 7 % 900, 9000 + i % 20])).collect();
         let one: Vec<f64> = tokens.iter().map(|f| m.score(f)).collect();
-        let mut batched = Vec::new();
-        m.score_batch(&tokens, &mut |s| batched.push(s));
-        assert_eq!(one, batched);
+        // Twice through one memo: the second pass reads its sums from it.
+        let mut memo = SigmoidMemo::default();
+        for _ in 0..2 {
+            let mut batched = Vec::new();
+            m.score_batch(&tokens, &mut memo, &mut |s| batched.push(s));
+            assert_eq!(one, batched);
+        }
         let mut none = Vec::new();
-        m.score_batch::<TokenFeatures>(&[], &mut |s| none.push(s));
+        m.score_batch::<TokenFeatures>(&[], &mut memo, &mut |s| none.push(s));
         assert!(none.is_empty());
     }
 
