@@ -144,8 +144,14 @@ impl Normalizer {
         let k = match self.memo.get(&lower_key) {
             Some(&k) => k,
             None => {
-                let stem = self.stemmer.stem(&self.lower);
-                let k = xxh3_64_with_seed(stem.as_bytes(), HASH_SEED);
+                // Every rule of the English stemmer needs an ASCII letter or apostrophe, so a
+                // word with no ASCII byte (Cyrillic, Greek, CJK …) is its own stem (proptest
+                // `words_without_ascii_are_their_own_stems`).
+                let k = if self.lower.bytes().all(|b| b >= 0x80) {
+                    xxh3_64_with_seed(self.lower.as_bytes(), HASH_SEED)
+                } else {
+                    xxh3_64_with_seed(self.stemmer.stem(&self.lower).as_bytes(), HASH_SEED)
+                };
                 if self.memo.len() >= MEMO_LIMIT {
                     self.memo.clear();
                 }
@@ -203,6 +209,23 @@ mod tests {
         for w in &words {
             let fresh = xxh3_64_with_seed(stemmer.stem(&w.to_lowercase()).as_bytes(), HASH_SEED);
             assert_eq!(warm.word_key(w, false), fresh, "{w}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// The shortcut of [`Normalizer::word_key`]: the English stemmer leaves every word
+        /// without an ASCII byte as it is (accented Latin, Greek, Cyrillic, Arabic, CJK,
+        /// typographic apostrophes and combining marks among them).
+        #[test]
+        fn words_without_ascii_are_their_own_stems(
+            word in "[\\u{80}-\\u{24F}\\u{300}-\\u{36F}\\u{370}-\\u{52F}\\u{600}-\\u{6FF}\\u{2018}\\u{2019}\\u{201C}\\u{4E00}-\\u{4E80}\\u{AC00}-\\u{AC80}]{0,14}",
+        ) {
+            let stemmer = Stemmer::create(Algorithm::English);
+            let lower = word.to_lowercase();
+            let stem = stemmer.stem(&lower).into_owned();
+            proptest::prop_assert_eq!(stem, lower);
         }
     }
 }
