@@ -21,7 +21,8 @@
 //!   behind [`scoring::mbl`], which also predicts the article's title and headings
 //!   ([`scoring::Structure`]).
 //! - [`dataset`] and [`eval`]: manifests of (page, gold text) and the metrics of
-//!   `../shared/peers/score.py`, reimplemented to agree with it.
+//!   `../shared/peers/score.py`, reimplemented to agree with it; [`eval::bench`] times scorers
+//!   on the same pages in one run (`pipeline bench`).
 //!
 //! - [`storage`]: S3-compatible object storage for `--warc s3://…` and `--out s3://…`
 //!   (streamed reads resumed with ranged GETs, multipart uploads).
