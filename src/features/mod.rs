@@ -401,43 +401,34 @@ pub trait KeyedFeatures {
     fn context(&self) -> i32;
 }
 
-impl KeyedFeatures for TokenFeatures {
-    #[inline]
-    fn keys(&self) -> &[u64] {
-        &self.keys[..self.len as usize]
-    }
-    #[inline]
-    fn key_types(&self) -> &[u8] {
-        &self.types[..self.len as usize]
-    }
-    #[inline]
-    fn is_tag(&self) -> bool {
-        self.tag
-    }
-    #[inline]
-    fn context(&self) -> i32 {
-        0
-    }
+/// [`KeyedFeatures`] for a record with `keys`, `types`, `len` and `tag` fields; the last
+/// argument reads the weight already summed (`f => f.context`, or `_f => 0`).
+macro_rules! keyed_features {
+    ($t:ty, $f:ident => $context:expr) => {
+        impl KeyedFeatures for $t {
+            #[inline]
+            fn keys(&self) -> &[u64] {
+                &self.keys[..self.len as usize]
+            }
+            #[inline]
+            fn key_types(&self) -> &[u8] {
+                &self.types[..self.len as usize]
+            }
+            #[inline]
+            fn is_tag(&self) -> bool {
+                self.tag
+            }
+            #[inline]
+            fn context(&self) -> i32 {
+                let $f = self;
+                $context
+            }
+        }
+    };
 }
 
-impl KeyedFeatures for WeighedFeatures {
-    #[inline]
-    fn keys(&self) -> &[u64] {
-        &self.keys[..self.len as usize]
-    }
-    #[inline]
-    fn key_types(&self) -> &[u8] {
-        &self.types[..self.len as usize]
-    }
-    #[inline]
-    fn is_tag(&self) -> bool {
-        self.tag
-    }
-    #[inline]
-    fn context(&self) -> i32 {
-        self.context
-    }
-}
+keyed_features!(TokenFeatures, _f => 0);
+keyed_features!(WeighedFeatures, f => f.context);
 
 /// Per-token context remembered for the look-ahead: normalised key and MRUTs (or, weighed,
 /// the context's weight).
@@ -505,8 +496,7 @@ pub struct FeatureStream {
     weighed_ring: [(u64, bool, i32); 3],
     /// The token n-gram types of the set (trigram, unigram, bigram, in `types` order), the only
     /// ones [`WeighedFeatures`] carries keys for.
-    ngram_types: [FeatureType; 3],
-    n_ngram: usize,
+    ngram_types: Vec<FeatureType>,
     /// Tokens pushed so far.
     n: usize,
     /// Tokens whose features were handed out.
@@ -525,22 +515,11 @@ impl FeatureStream {
             context_cache: Vec::new(),
             ring: [Pending::default(); 3],
             weighed_ring: [(0, false, 0); 3],
-            ngram_types: {
-                let mut t = [FeatureType::Trigram; 3];
-                let ngrams = set
-                    .types()
-                    .into_iter()
-                    .filter(|t| matches!(t, FeatureType::Trigram | FeatureType::Unigram | FeatureType::Bigram));
-                for (slot, ty) in t.iter_mut().zip(ngrams) {
-                    *slot = ty;
-                }
-                t
-            },
-            n_ngram: set
+            ngram_types: set
                 .types()
-                .iter()
+                .into_iter()
                 .filter(|t| matches!(t, FeatureType::Trigram | FeatureType::Unigram | FeatureType::Bigram))
-                .count(),
+                .collect(),
             n: 0,
             done: 0,
         }
@@ -647,8 +626,8 @@ impl FeatureStream {
         let norm_at = |j: usize| if j < self.n { self.weighed_ring[j % 3].0 } else { END_KEY };
         let (a, tag, context) = self.weighed_ring[i % 3];
         let (b, c) = (norm_at(i + 1), norm_at(i + 2));
-        let mut f = WeighedFeatures { tag, context, len: self.n_ngram as u8, ..WeighedFeatures::default() };
-        for (j, &t) in self.ngram_types[..self.n_ngram].iter().enumerate() {
+        let mut f = WeighedFeatures { tag, context, len: self.ngram_types.len() as u8, ..WeighedFeatures::default() };
+        for (j, &t) in self.ngram_types.iter().enumerate() {
             f.keys[j] = match t {
                 FeatureType::Trigram => key([a, b, c], t),
                 FeatureType::Unigram => key([a, 0, 0], t),

@@ -254,7 +254,7 @@ impl<S: TokenSink> State<S> {
                 A_NEWLINE => (Class::Newline, 1, false),
                 A_AMP => match entities::decode_at(&bytes[i..end]) {
                     Some((Decoded::Char(c), len)) => (class_of(c), len, true),
-                    Some((Decoded::Str(t), len)) => (t.chars().next().map_or(Class::Symbol, classify), len, true),
+                    Some((Decoded::Str(t), len)) => (t.chars().next().map_or(Class::Symbol, class_of), len, true),
                     None => (Class::Symbol, 1, false),
                 },
                 A_OTHER => {

@@ -375,6 +375,7 @@ impl NbModel {
 
     /// The summed quantised weight of `keys` (context features: see
     /// [`FeatureStream::push_weighed`]).
+    #[inline]
     pub fn weigh(&self, keys: &[u64]) -> i32 {
         keys.iter().map(|&k| i32::from(self.table.get(k))).sum()
     }
@@ -383,7 +384,7 @@ impl NbModel {
     #[inline]
     pub fn log_odds(&self, f: &TokenFeatures) -> f64 {
         // Summed as integers: exact, and one multiplication per token instead of one per feature.
-        let q: i32 = f.as_slice().iter().map(|&k| i32::from(self.table.get(k))).sum();
+        let q = self.weigh(f.as_slice());
         self.header.prior + f64::from(q) * self.table.scale
     }
 
@@ -391,7 +392,7 @@ impl NbModel {
     /// (m_h·c + 1), m_h the importance of the token's trigram (§6.2.4).
     #[inline]
     pub fn score(&self, f: &TokenFeatures) -> f64 {
-        self.score_from_log_odds(f, self.log_odds(f))
+        self.score_from_probability(f, sigmoid(self.log_odds(f)))
     }
 
     /// Scores a batch of tokens, in order, exactly as [`score`](Self::score) would. The first
@@ -418,11 +419,6 @@ impl NbModel {
                 out(self.score_from_probability(f, p));
             }
         }
-    }
-
-    #[inline]
-    fn score_from_log_odds<F: KeyedFeatures>(&self, f: &F, log_odds: f64) -> f64 {
-        self.score_from_probability(f, sigmoid(log_odds))
     }
 
     /// The score from the token's P(in | features).
