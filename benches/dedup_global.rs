@@ -9,17 +9,7 @@
 use std::time::Instant;
 
 use article_pipeline::dedup::global::PairSpill;
-
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("VmHWM:")).map(|v| v.trim().trim_end_matches("kB").trim().to_string())
-        })
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(0.0)
-        / 1024.0
-}
+use article_pipeline::eval::bench::peak_rss_mb;
 
 fn main() {
     let n: u32 = std::env::var("DEDUP_RECORDS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
@@ -73,6 +63,6 @@ fn main() {
         t_add.as_secs_f64(),
         wall.as_secs_f64(),
         f64::from(n) / wall.as_secs_f64() / 1e6,
-        peak_rss_mb()
+        peak_rss_mb().unwrap_or(0.0)
     );
 }

@@ -66,7 +66,7 @@ pub fn exec(args: BenchArgs) -> anyhow::Result<Outcome> {
     for (id, scorer, msg) in &report.failures {
         eprintln!("error: {id} ({scorer}): {msg}");
     }
-    let peak_rss_mb = peak_rss_mb();
+    let peak_rss_mb = bench::peak_rss_mb();
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(&report)?;
@@ -79,12 +79,4 @@ pub fn exec(args: BenchArgs) -> anyhow::Result<Outcome> {
         }
     }
     Ok(if report.failures.is_empty() { Outcome::Ok } else { Outcome::SomeFailed })
-}
-
-/// The process's peak resident set (Linux `VmHWM`), in MB; `None` elsewhere.
-fn peak_rss_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: f64 =
-        status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kb / 1024.0)
 }

@@ -30,7 +30,7 @@ pub struct ExtractorSpeed {
     pub rounds_mb_s: Vec<f64>,
     pub median_mb_s: f64,
     pub best_mb_s: f64,
-    /// Pages per second at the median round.
+    /// The median of the rounds' pages per second.
     pub median_pages_s: f64,
     /// Bytes of text extracted in one round (the same every round: a check that every round
     /// did the same work).
@@ -119,14 +119,12 @@ pub fn bench(
         .zip(text_bytes)
         .map(|((&(name, _), t), text_bytes)| {
             let rounds_mb_s: Vec<f64> = t.iter().map(|x| x.0).collect();
-            let mut sorted = t.clone();
-            sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mid = &sorted[sorted.len() / 2];
+            let pages_s: Vec<f64> = t.iter().map(|x| x.1).collect();
             ExtractorSpeed {
                 name: name.to_string(),
-                best_mb_s: sorted.last().map_or(0.0, |x| x.0),
+                best_mb_s: rounds_mb_s.iter().copied().fold(0.0, f64::max),
                 median_mb_s: median(&rounds_mb_s),
-                median_pages_s: mid.1,
+                median_pages_s: median(&pages_s),
                 rounds_mb_s,
                 text_bytes,
             }
@@ -137,6 +135,14 @@ pub fn bench(
 
 fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
     bytes as f64 / 1e6 / elapsed.as_secs_f64().max(1e-9)
+}
+
+/// This process's peak resident set (Linux `VmHWM`), in MB; `None` where `/proc` has none.
+pub fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 =
+        status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb / 1024.0)
 }
 
 /// The median (the mean of the middle two for an even count).

@@ -398,12 +398,7 @@ impl PageExtraction<'_> {
                 || self.options.section_end_words > 0
             {
                 let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
-                match (self.options.drop_boilerplate, self.options.drop_more_furniture) {
-                    (true, true) => text::all_furniture_mask(page, slice, k),
-                    (true, false) => text::boilerplate_mask(page, slice, k),
-                    (false, true) => text::more_furniture_mask(page, slice, k),
-                    (false, false) => {}
-                }
+                text::furniture_mask(page, slice, k, self.options.drop_boilerplate, self.options.drop_more_furniture);
                 if self.options.drop_hidden_microdata {
                     text::hidden_microdata_mask(page, slice, k);
                 }

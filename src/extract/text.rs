@@ -372,25 +372,33 @@ pub fn inside_furniture(page: &str, tokens: &[Token], at: usize, more: bool) -> 
     })
 }
 
-/// Keep-mask that drops, inside the span, every element whose id/class names page furniture
-/// ([`BOILERPLATE_NAMES`]) with its whole subtree (to the end of the span when it is not
-/// closed inside it: the span then ran on into that section).
+/// Keep-mask that drops, inside the span, every element the chosen furniture lists name, with
+/// its whole subtree (to the end of the span when it is not closed inside it: the span then
+/// ran on into that section). `boilerplate`: [`BOILERPLATE_NAMES`] by id/class; `more`:
+/// [`MORE_NAMES`] by id/class and [`MORE_TAGS`] by element. Both lists in one pass drop what
+/// the two passes one after the other drop (a subtree inside a dropped one goes either way),
+/// for one look at each start tag instead of two.
+pub fn furniture_mask(page: &str, tokens: &[Token], keep: &mut [bool], boilerplate: bool, more: bool) {
+    let lists = if boilerplate { F_BOILERPLATE } else { 0 } | if more { F_MORE } else { 0 };
+    if lists == 0 {
+        return;
+    }
+    element_mask(page, tokens, keep, |tag, raw| (more && MORE_TAGS.contains(&tag)) || furniture(raw) & lists != 0);
+}
+
+/// [`furniture_mask`] with the first list.
 pub fn boilerplate_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
-    element_mask(page, tokens, keep, |_, raw| is_boilerplate_element(raw));
+    furniture_mask(page, tokens, keep, true, false);
 }
 
-/// Keep-mask that drops, inside the span, the second list of furniture ([`MORE_NAMES`] by
-/// id/class, [`MORE_TAGS`] by element) with its subtree.
+/// [`furniture_mask`] with the second list.
 pub fn more_furniture_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
-    element_mask(page, tokens, keep, |tag, raw| MORE_TAGS.contains(&tag) || furniture(raw) & F_MORE != 0);
+    furniture_mask(page, tokens, keep, false, true);
 }
 
-/// [`boilerplate_mask`] and [`more_furniture_mask`] in one pass: an element goes with its
-/// subtree when either list names it. The same as the two passes one after the other (each
-/// drops the subtrees of the elements it names; a subtree inside a dropped one is dropped
-/// either way), for one look at each start tag instead of two.
+/// [`furniture_mask`] with both lists.
 pub fn all_furniture_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
-    element_mask(page, tokens, keep, |tag, raw| MORE_TAGS.contains(&tag) || furniture(raw) != 0);
+    furniture_mask(page, tokens, keep, true, true);
 }
 
 /// Keep-mask that drops, inside the span, every hidden microdata element
