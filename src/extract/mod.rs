@@ -196,7 +196,13 @@ pub struct Extractor<'m> {
 }
 
 impl<'m> Extractor<'m> {
+    /// Also builds the process-wide tables and patterns the extraction uses, so that setup is
+    /// paid here, once, and not by the first page.
     pub fn new(scorer: &'m dyn Scorer, options: ExtractOptions) -> Self {
+        crate::html::tokenizer::warm_up();
+        if options.metadata {
+            crate::metadata::warm_up();
+        }
         Extractor { scorer, options }
     }
 

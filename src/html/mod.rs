@@ -6,6 +6,7 @@ pub mod encoding;
 pub mod entities;
 pub mod lexer;
 pub mod normalize;
+pub mod stem;
 pub mod tags;
 pub mod tokenizer;
 

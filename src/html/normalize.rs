@@ -2,9 +2,10 @@
 //! Porter-stemmed, every number `1`, tags by vocabulary id (custom tags are `<UNKNOWN>`).
 //!
 //! Features only need a stable 64-bit key of the normalised form, so that is what this module
-//! hands out: xxh3 with a fixed seed, so model files are portable between machines. Stemming
-//! allocates inside rust-stemmers, so stems are memoised by the hash of the lower-cased word;
-//! the memo is bounded and simply cleared when full.
+//! hands out: xxh3 with a fixed seed, so model files are portable between machines. ASCII
+//! words are stemmed by [`super::stem`] (rust-stemmers' algorithm without its allocations),
+//! the few with a non-ASCII letter by rust-stemmers; stems are memoised by the hash of the
+//! lower-cased word, and the memo is bounded and simply cleared when full.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -13,6 +14,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::entities;
+use super::stem;
 use super::tags;
 use super::tokenizer::{Token, TokenKind};
 
@@ -50,6 +52,8 @@ pub type HashKeyed<V> = HashMap<u64, V, BuildHasherDefault<IdentityHasher>>;
 pub struct Normalizer {
     stemmer: Stemmer,
     lower: String,
+    /// The stem of an ASCII word (reused).
+    stem: Vec<u8>,
     decoded: String,
     memo: HashKeyed<u64>,
     /// (key of the lower-cased word, key of its stem) for the words met most recently. The
@@ -72,6 +76,7 @@ impl Default for Normalizer {
         Normalizer {
             stemmer: Stemmer::create(Algorithm::English),
             lower: String::new(),
+            stem: Vec::new(),
             decoded: String::new(),
             memo: HashKeyed::default(),
             front: vec![(0, 0); FRONT].into_boxed_slice(),
@@ -144,10 +149,14 @@ impl Normalizer {
         let k = match self.memo.get(&lower_key) {
             Some(&k) => k,
             None => {
-                // Every rule of the English stemmer needs an ASCII letter or apostrophe, so a
-                // word with no ASCII byte (Cyrillic, Greek, CJK …) is its own stem (proptest
-                // `words_without_ascii_are_their_own_stems`).
-                let k = if self.lower.bytes().all(|b| b >= 0x80) {
+                let k = if self.lower.is_ascii() {
+                    // Byte for byte rust-stemmers' stem (module `stem`), without its allocations.
+                    stem::stem_ascii(self.lower.as_bytes(), &mut self.stem);
+                    xxh3_64_with_seed(&self.stem, HASH_SEED)
+                } else if self.lower.bytes().all(|b| b >= 0x80) {
+                    // Every rule of the English stemmer needs an ASCII letter or apostrophe, so a
+                    // word with no ASCII byte (Cyrillic, Greek, CJK …) is its own stem (proptest
+                    // `words_without_ascii_are_their_own_stems`).
                     xxh3_64_with_seed(self.lower.as_bytes(), HASH_SEED)
                 } else {
                     xxh3_64_with_seed(self.stemmer.stem(&self.lower).as_bytes(), HASH_SEED)

@@ -373,6 +373,11 @@ static CLASSES: std::sync::LazyLock<Box<[Class]>> = std::sync::LazyLock::new(|| 
     (0..CLASS_TABLE as u32).map(|u| char::from_u32(u).map_or(Class::Symbol, classify)).collect()
 });
 
+/// Builds the class table now rather than on the first page (see [`crate::extract::Extractor::new`]).
+pub fn warm_up() {
+    std::sync::LazyLock::force(&CLASSES);
+}
+
 /// [`classify`], from the table where it covers `c`.
 #[inline]
 fn class_of(c: char) -> Class {

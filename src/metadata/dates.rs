@@ -259,6 +259,13 @@ static ISO_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u:\b)((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?-u:\b)").expect("valid regex")
 });
 
+/// Compiles every pattern (see [`super::warm_up`]).
+pub(crate) fn warm_up() {
+    for re in [&ISO, &NUMERIC, &NUMERIC_YMD, &WRITTEN_DMY, &WRITTEN_MDY, &URL_DATE, &ISO_IN_TEXT] {
+        LazyLock::force(re);
+    }
+}
+
 /// A date in a URL's path (`/2026/11/24/`, `/2026-11-24-title`, `/20261124/`).
 pub fn from_url(url: &str) -> Option<Date> {
     let path = url.split_once("://").map_or(url, |(_, r)| r.split_once('/').map_or("", |(_, p)| p));
