@@ -5,7 +5,9 @@
 //! data flows:
 //!
 //! - [`html`]: bytes → UTF-8 (BOM, HTTP charset, `<meta>`, chardetng) → a flat stream of start
-//!   tags, end tags, words and symbols with byte spans (our HTML5 lexer, checked against lol_html).
+//!   tags, end tags, words and symbols with byte spans (our HTML5 lexer, checked against lol_html);
+//!   words become feature keys through [`html::normalize`] and the English Snowball stemmer
+//!   [`html::stem`] (on ASCII bytes, checked against rust-stemmers).
 //! - [`metadata`]: dates, language, authors, site name, canonical URL … noted during the same
 //!   token stream (JSON-LD, `<meta>`, `<time>`, URL, text near the headline).
 //! - [`scoring`]: a [`scoring::Scorer`] gives every token a score; [`scoring::max_subsequence`]
