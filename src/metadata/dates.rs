@@ -294,35 +294,57 @@ static TEXT_FORMS: LazyLock<[(&'static Regex, ReadDate); 5]> = LazyLock::new(|| 
 /// punctuation, which an ASCII `\b` sees as the text's ends, and no match of an earlier
 /// stretch reaches into it. The test `stretches_give_the_dates_of_the_whole_text` checks
 /// this against the patterns run over the whole text.
+///
+/// Found year first: most of a page's text (script, markup left by `strip_tags`) has no year,
+/// so the text is searched for digits 32 bytes at a time, and only around a year for the
+/// punctuation that bounds its stretch.
 fn date_stretches(text: &str) -> Vec<std::ops::Range<usize>> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
-    let (mut start, mut has_year, mut i) = (0, false, 0);
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_digit() {
-            let run = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            if i - run == 4 && b.get(i).is_none_or(|&n| !(n.is_ascii_alphanumeric() || n == b'_')) {
-                let year = b[run..i].iter().fold(0u16, |y, &d| y * 10 + u16::from(d - b'0'));
-                has_year |= year >= MIN_YEAR;
-            }
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut i = 0;
+    while let Some(d) = next_digit(b, i) {
+        // `d` starts a run of digits: `b[d - 1]` is a barrier, the end of a run or before `i`.
+        let mut j = d;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if !(j - d == 4
+            && b.get(j).is_none_or(|&n| !(n.is_ascii_alphanumeric() || n == b'_'))
+            && b[d..j].iter().fold(0u16, |y, &c| y * 10 + u16::from(c - b'0')) >= MIN_YEAR)
+        {
+            i = j;
             continue;
         }
-        if matches!(c, b'!'..=b'+' | b':'..=b'@' | b'['..=b'^' | b'`' | b'{'..=b'~') {
-            if has_year {
-                out.push(start..i);
-            }
-            (start, has_year) = (i + 1, false);
+        let floor = out.last().map_or(0, |r| r.end + 1);
+        let mut start = d;
+        while start > floor && !is_barrier(b[start - 1]) {
+            start -= 1;
         }
-        i += 1;
-    }
-    if has_year {
-        out.push(start..b.len());
+        let mut end = j;
+        while end < b.len() && !is_barrier(b[end]) {
+            end += 1;
+        }
+        out.push(start..end);
+        i = end;
     }
     out
+}
+
+/// ASCII punctuation that no written date holds (see [`date_stretches`]).
+fn is_barrier(c: u8) -> bool {
+    matches!(c, b'!'..=b'+' | b':'..=b'@' | b'['..=b'^' | b'`' | b'{'..=b'~')
+}
+
+/// The first ASCII digit at or after `from`; whole 32-byte blocks are tested at once.
+fn next_digit(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(block) = b.get(i..i + 32) {
+        if block.iter().fold(0u8, |any, &c| any | u8::from(c.wrapping_sub(b'0') < 10)) != 0 {
+            break;
+        }
+        i += 32;
+    }
+    b.get(i..)?.iter().position(u8::is_ascii_digit).map(|p| i + p)
 }
 
 static ISO_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
@@ -398,12 +420,47 @@ mod tests {
         found.into_iter().flatten().min_by_key(|(at, _)| *at).map(|(_, d)| d)
     }
 
+    /// Stretches by one pass over every byte: the reference for the year-first search.
+    fn stretches_byte_by_byte(text: &str) -> Vec<std::ops::Range<usize>> {
+        let b = text.as_bytes();
+        let mut out = Vec::new();
+        let (mut start, mut has_year, mut i) = (0, false, 0);
+        while i < b.len() {
+            if b[i].is_ascii_digit() {
+                let run = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                if i - run == 4 && b.get(i).is_none_or(|&n| !(n.is_ascii_alphanumeric() || n == b'_')) {
+                    has_year |= text[run..i].parse::<u16>().unwrap() >= MIN_YEAR;
+                }
+                continue;
+            }
+            if is_barrier(b[i]) {
+                if has_year {
+                    out.push(start..i);
+                }
+                (start, has_year) = (i + 1, false);
+            }
+            i += 1;
+        }
+        if has_year {
+            out.push(start..b.len());
+        }
+        out
+    }
+
     #[test]
     fn stretches_hold_the_years_between_punctuation() {
         let t = "var a = {\"t\": 1700000000}; (c) 2019 Acme: 3 March 2024, x_2020 2021a 20210";
         let parts: Vec<&str> = date_stretches(t).into_iter().map(|r| &t[r]).collect();
         assert_eq!(parts, [" 2019 Acme", " 3 March 2024, x_2020 2021a 20210"]);
         assert!(date_stretches("1994 and 20 and 12345 and 2019_").is_empty());
+        // A year anywhere in or across the 32-byte blocks of the digit search.
+        for at in 0..100 {
+            let t = format!("{};2024;{}", "a".repeat(at), "b".repeat(at % 40));
+            assert_eq!(date_stretches(&t), [at + 1..at + 5], "{t}");
+        }
         // Written forms on both sides of a barrier: the earlier one is found, not a mix.
         assert_eq!(find_in_text("on 3 (March) 2024 or 4 May 2024").unwrap().day_string(), "2024-05-04");
         assert_eq!(find_in_whole_text("on 3 (March) 2024 or 4 May 2024").unwrap().day_string(), "2024-05-04");
@@ -425,6 +482,7 @@ mod tests {
             ][..]), 0..24)
         ) {
             let text: String = pieces.concat();
+            proptest::prop_assert_eq!(date_stretches(&text), stretches_byte_by_byte(&text), "{:?}", text);
             proptest::prop_assert_eq!(find_in_text(&text), find_in_whole_text(&text), "{:?}", text);
         }
     }
