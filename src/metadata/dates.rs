@@ -459,7 +459,7 @@ mod tests {
         // A year anywhere in or across the 32-byte blocks of the digit search.
         for at in 0..100 {
             let t = format!("{};2024;{}", "a".repeat(at), "b".repeat(at % 40));
-            assert_eq!(date_stretches(&t), [at + 1..at + 5], "{t}");
+            assert_eq!(date_stretches(&t), vec![std::ops::Range { start: at + 1, end: at + 5 }], "{t}");
         }
         // Written forms on both sides of a barrier: the earlier one is found, not a mix.
         assert_eq!(find_in_text("on 3 (March) 2024 or 4 May 2024").unwrap().day_string(), "2024-05-04");
