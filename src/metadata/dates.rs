@@ -315,9 +315,9 @@ fn date_stretches(text: &str) -> Vec<std::ops::Range<usize>> {
             i = j;
             continue;
         }
-        let floor = out.last().map_or(0, |r| r.end + 1);
+        // The previous stretch ends at a barrier, so this walk never reaches into it.
         let mut start = d;
-        while start > floor && !is_barrier(b[start - 1]) {
+        while start > 0 && !is_barrier(b[start - 1]) {
             start -= 1;
         }
         let mut end = j;
