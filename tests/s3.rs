@@ -252,6 +252,23 @@ fn a_missing_object_is_one_failed_input_named_and_the_run_goes_on() {
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("s3://crawl/in/missing.warc.gz"));
     assert_eq!(ids_under(Path::new(&out)).len(), ids.len());
+    // The object that could not be read is pending, not done; once it is there, a resumed
+    // run reads it, and only it.
+    let st = pipeline(&s3, &["status", &out, "--json"]).output().unwrap();
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["done"].as_array().unwrap().len(), 1, "{st}");
+    assert_eq!(st["retry"][0]["input"], "s3://crawl/in/missing.warc.gz", "{st}");
+    let late = warc(&s3.path("crawl", "in/missing.warc.gz"), 100, 4);
+    let o = pipeline(
+        &s3,
+        &["--warc", "s3://crawl/in/missing.warc.gz", "s3://crawl/in/good.warc.gz", "--out", &out, "--resume"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = ids_under(Path::new(&out));
+    assert_eq!(got.len(), ids.len() + late.len());
+    assert!(got.values().all(|&n| n == 1), "{got:?}");
 }
 
 /// A proxy in front of the server that, once, cuts a connection after `cut` bytes of

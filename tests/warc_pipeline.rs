@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use article_pipeline::pipeline::shard::Shard;
+use article_pipeline::pipeline::warc_run::input_key;
 use article_pipeline::sink::{list_parts, read_part};
 use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
 use serde_json::Value;
@@ -482,11 +484,7 @@ fn shards_run_side_by_side_cover_every_input_once_and_a_killed_shard_resumes() {
     };
     let mut children: Vec<_> = (0..3).map(|k| shard_cmd(k).spawn().unwrap()).collect();
     // The shard holding the large file is killed once it has committed a part, then rerun.
-    let big_shard = {
-        let mut sorted = paths.clone();
-        sorted.sort();
-        sorted.iter().position(|p| p.ends_with("d.warc.gz")).unwrap() % 3
-    };
+    let big_shard = (0..3).find(|&k| Shard { k, n: 3 }.owns(&input_key(&files[6]))).unwrap();
     let big_out = root.join(format!("shard-{big_shard:05}"));
     assert!(wait_for_parts(&big_out, 1, &mut children[big_shard]), "the shard finished before it could be killed");
     children[big_shard].kill().unwrap();
@@ -631,4 +629,167 @@ fn dedup_across_shards_matches_an_all_pairs_computation() {
     assert_eq!(kept.len(), recs.len() - want.len());
     let removed: HashSet<&str> = want.iter().map(|(id, _)| id.as_str()).collect();
     assert!(kept.iter().all(|r| !removed.contains(r["id"].as_str().unwrap())));
+}
+
+fn status_json(out: &Path) -> Value {
+    let st = pipeline(&["status", out.to_str().unwrap(), "--json"]);
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    serde_json::from_slice(&st.stdout).unwrap()
+}
+
+/// Record ids with how many times each was written.
+fn id_counts(out: &Path) -> std::collections::BTreeMap<String, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for r in records(out) {
+        *m.entry(r["id"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    m
+}
+
+#[test]
+fn an_input_cut_short_stays_pending_and_resume_reads_the_rest_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.warc.gz");
+    let ids = big_warc(&whole, 300);
+    let bytes = std::fs::read(&whole).unwrap();
+    let input = dir.path().join("w0.warc.gz");
+    std::fs::write(&input, &bytes[..bytes.len() / 3]).unwrap();
+    let out = dir.path().join("out");
+    let run = |resume: bool| {
+        let mut a = vec!["--warc", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", "2"];
+        a.extend(["--part-bytes", "20000"]);
+        if resume {
+            a.push("--resume");
+        }
+        pipeline(&a)
+    };
+    let o = run(false);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let first = id_counts(&out);
+    assert!(!first.is_empty() && first.len() < 150, "{} records from a third of the file", first.len());
+    let st = status_json(&out);
+    assert_eq!(st["done"].as_array().unwrap().len(), 0, "a cut input was saved as done: {st}");
+    assert_eq!(st["retry"][0]["attempts"], 1, "{st}");
+    // Its WARC records read whole (requests and responses) before the cut.
+    assert_eq!(st["retry"][0]["done"].as_u64().unwrap(), st["stats"]["records_in"].as_u64().unwrap() - 1, "{st}");
+
+    // The whole file in its place: the rest of its records, none twice, exit 0.
+    std::fs::write(&input, &bytes).unwrap();
+    let o = run(true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = id_counts(&out);
+    assert!(got.values().all(|&n| n == 1), "records written twice");
+    assert_eq!(got.keys().cloned().collect::<HashSet<_>>(), ids.iter().cloned().collect::<HashSet<_>>());
+    let st = status_json(&out);
+    assert_eq!(st["done"].as_array().unwrap().len(), 1, "{st}");
+    assert!(st.get("retry").is_none_or(|r| r.as_array().unwrap().is_empty()), "{st}");
+    // Done now: another resume reads nothing.
+    let o = run(true);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(id_counts(&out), got);
+}
+
+#[test]
+fn an_input_that_keeps_failing_is_given_up_after_its_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.warc.gz");
+    big_warc(&whole, 20);
+    let bytes = std::fs::read(&whole).unwrap();
+    let input = dir.path().join("cut.warc.gz");
+    std::fs::write(&input, &bytes[..bytes.len() / 2]).unwrap();
+    let good = dir.path().join("good.warc");
+    let mut w = WarcWriter::create(&good, "test").unwrap();
+    exchange(&mut w, "http://good.test/1", &http("text/html", page(5, 5).as_bytes(), ""));
+    w.finish().unwrap();
+    let out = dir.path().join("out");
+    let max = article_pipeline::pipeline::warc_run::MAX_INPUT_ATTEMPTS;
+    let mut written = Vec::new();
+    for attempt in 1..=max + 1 {
+        let mut a = vec!["--warc", input.to_str().unwrap(), good.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        if attempt > 1 {
+            a.push("--resume");
+        }
+        let o = pipeline(&a);
+        let expect = if attempt <= max { 1 } else { 0 };
+        assert_eq!(o.status.code(), Some(expect), "attempt {attempt}: {}", String::from_utf8_lossy(&o.stderr));
+        let st = status_json(&out);
+        let tries = st["retry"][0]["attempts"].as_u64().unwrap();
+        assert_eq!(tries, attempt.min(max) as u64, "{st}");
+        written.push(id_counts(&out));
+    }
+    // Each attempt re-read only the cut record onwards: nothing was written twice.
+    assert!(written.last().unwrap().values().all(|&n| n == 1));
+    assert_eq!(written[0], *written.last().unwrap());
+    let text = pipeline(&["status", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("given up after {max} attempts")), "{text}");
+}
+
+#[test]
+fn one_file_named_three_ways_is_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let w6 = dir.path().join("w6.warc.gz");
+    let ids = big_warc(&w6, 20);
+    let list = dir.path().join("list.txt");
+    std::fs::write(&list, format!("w6.warc.gz\n./w6.warc.gz\n{}\n", w6.display())).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .current_dir(dir.path())
+        .args(["--warc", "w6.warc.gz", "./w6.warc.gz", w6.to_str().unwrap(), "--warc-list", "list.txt"])
+        .args(["--base-url", dir.path().to_str().unwrap(), "--out", "out"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = id_counts(&dir.path().join("out"));
+    assert_eq!(got.len(), ids.len());
+    assert!(got.values().all(|&n| n == 1), "a repeated input was read again");
+}
+
+#[test]
+fn shards_refuse_another_n_and_an_added_input_moves_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    let mut all_ids = Vec::new();
+    for i in 0..8 {
+        let p = dir.path().join(format!("w{i}.warc.gz"));
+        let mut w = WarcWriter::create(&p, "test").unwrap();
+        for j in 0..3 {
+            let url = format!("http://s{i}.test/{j}");
+            all_ids.push(exchange(&mut w, &url, &http("text/html", page(i * 10 + j, 4).as_bytes(), "")).1);
+        }
+        w.finish().unwrap();
+        files.push(p.display().to_string());
+    }
+    let root = dir.path().join("root");
+    let shard = |k: usize, n: usize, inputs: &[String]| {
+        let spec = format!("{k}/{n}");
+        let mut a = vec!["--warc"];
+        a.extend(inputs.iter().map(String::as_str));
+        a.extend(["--out", root.to_str().unwrap(), "--shard", spec.as_str()]);
+        pipeline(&a)
+    };
+    let lines = || (0..3).map(|k| records(&root.join(format!("shard-{k:05}"))).len()).sum::<usize>();
+    for k in 0..3 {
+        assert_eq!(shard(k, 3, &files[..7]).status.code(), Some(0));
+    }
+    assert_eq!(lines(), 21);
+    // Another N for the same root: refused before anything is written.
+    let o = shard(0, 2, &files[..7]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("3 shards, not 2"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(lines(), 21);
+    // One input more: only it is read, by the shard it belongs to.
+    for k in 0..3 {
+        assert_eq!(shard(k, 3, &files).status.code(), Some(0));
+    }
+    let mut got: Vec<String> = (0..3)
+        .flat_map(|k| records(&root.join(format!("shard-{k:05}"))))
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    all_ids.sort();
+    assert_eq!(got, all_ids, "records missing or written twice");
+    let st = status_json(&root);
+    let shards = st["shards"].as_array().unwrap();
+    assert_eq!(shards.iter().map(|s| s["inputs"].as_u64().unwrap()).sum::<u64>(), 8, "{st}");
+    assert_eq!(shards.iter().map(|s| s["done"].as_u64().unwrap()).sum::<u64>(), 8, "{st}");
 }

@@ -249,6 +249,9 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         Some(r) => config.run.staging.clone().unwrap_or_else(|| s3_output::default_staging(r)),
         None => config.sink.out.clone(),
     };
+    if let Some(s) = shard {
+        article_pipeline::pipeline::shard::check_root(&root, s)?;
+    }
     let out = shard.map(|s| s.dir(&root)).unwrap_or_else(|| root.clone());
     let mirror = match &remote_root {
         Some(r) => {
@@ -272,8 +275,8 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         (Some(w), _) => {
             let mut inputs = warc_run::expand_inputs(w)?;
             if let Some(s) = shard {
-                inputs = s.select(&inputs);
-                let names = inputs.iter().map(|p| p.display().to_string()).collect();
+                inputs = s.select(&inputs, |p| warc_run::input_key(p));
+                let names = inputs.iter().map(|p| warc_run::input_key(p)).collect();
                 ShardManifest { shard: s, inputs: names }.write(&out)?;
                 if let Some(m) = &mirror {
                     m.publish(&out.join(article_pipeline::pipeline::shard::MANIFEST_FILE))?;
@@ -295,7 +298,7 @@ pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
         m.finish()?;
     }
     summary(&stats, &remote_root.map_or_else(|| out.display().to_string(), |r| r.as_prefix().to_string()));
-    Ok(if stats.failures() > 0 { Outcome::SomeFailed } else { Outcome::Ok })
+    Ok(if stats.failed_this_run > 0 { Outcome::SomeFailed } else { Outcome::Ok })
 }
 
 fn progress_bar(show: bool) -> Bar {

@@ -43,8 +43,8 @@ pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     match &s {
-        RunStatus::Feeds { feeds, articles, stats } => {
-            println!("feeds run in {}", args.out.display());
+        RunStatus::Feeds { feeds, articles, finished, stats } => {
+            println!("feeds run in {}{}", args.out.display(), if *finished { " (--once round finished)" } else { "" });
             println!(
                 "{:<8} {:>5} {:>6} {:>4}  {:<19}  {:<19}  {:>8}  url",
                 "status", "polls", "items", "fail", "last poll (UTC)", "next poll (UTC)", "interval"
@@ -76,18 +76,19 @@ pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
         RunStatus::Shards { shards, stats } => {
             println!("sharded run in {}", args.out.display());
             println!(
-                "{:<14} {:>6} {:>6} {:>11} {:>7} {:>9} {:>7}",
-                "shard", "inputs", "done", "in progress", "pending", "written", "failed"
+                "{:<14} {:>6} {:>6} {:>11} {:>7} {:>7} {:>9} {:>7}",
+                "shard", "inputs", "done", "in progress", "pending", "gave up", "written", "failed"
             );
             for s in shards {
                 let name = s.shard.map(|x| format!("{}/{}", x.k, x.n)).unwrap_or_else(|| s.dir.clone());
                 println!(
-                    "{:<14} {:>6} {:>6} {:>11} {:>7} {:>9} {:>7}",
+                    "{:<14} {:>6} {:>6} {:>11} {:>7} {:>7} {:>9} {:>7}",
                     name,
                     s.inputs,
                     s.done,
                     s.in_progress,
                     s.pending,
+                    s.failed,
                     s.stats.written,
                     s.stats.failures()
                 );
@@ -99,7 +100,7 @@ pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
                 stats.html_bytes as f64 / 1e6
             );
         }
-        RunStatus::Warc { done, current, stats } => {
+        RunStatus::Warc { done, current, retry, stats } => {
             println!("WARC run in {}", args.out.display());
             println!("inputs done: {}", done.len());
             for d in done {
@@ -107,6 +108,19 @@ pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
             }
             if let Some((file, n)) = current {
                 println!("in progress: {file} ({n} records done)");
+            }
+            let (failed, pending): (Vec<_>, Vec<_>) = retry.iter().partition(|r| r.given_up());
+            if !pending.is_empty() {
+                println!("pending (ended early, read again on --resume): {}", pending.len());
+                for r in pending {
+                    println!("  {} ({} records done, {} attempt(s))", r.input, r.done, r.attempts);
+                }
+            }
+            if !failed.is_empty() {
+                println!("failed (given up after {} attempts): {}", failed[0].attempts, failed.len());
+                for r in failed {
+                    println!("  {} ({} records done)", r.input, r.done);
+                }
             }
             println!("records written {}, failed {}", stats.written, stats.failures());
         }

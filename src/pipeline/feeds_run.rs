@@ -38,7 +38,7 @@ pub const MAX_ATTEMPTS: u32 = 5;
 pub struct FeedsRun<'a> {
     pub feeds: FeedsConfig,
     pub ctx: RunContext<'a>,
-    /// Only this slice of the (sorted) feed URLs.
+    /// Only the articles of this slice of the hosts (every shard polls every feed).
     pub shard: Option<super::shard::Shard>,
 }
 
@@ -144,10 +144,10 @@ impl Checkpoint for FeedsCheckpoint<'_> {
 /// Runs a feeds pipeline; returns the (cumulative) stats, also written to `OUT/stats.json`.
 pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, PipelineError> {
     let ctx = &run.ctx;
-    let mut feed_urls = feeds::read_feed_list(&run.feeds.list).map_err(|e| PipelineError::Source(e.to_string()))?;
-    if let Some(s) = run.shard {
-        feed_urls = s.select(&feed_urls);
-    }
+    // Every shard polls every feed and keeps the articles of its own hosts (see `shard`), so
+    // an article is fetched by one shard whichever feeds list it, and adding a feed moves
+    // nothing.
+    let feed_urls = feeds::read_feed_list(&run.feeds.list).map_err(|e| PipelineError::Source(e.to_string()))?;
     ctx.check_fresh(STATE_FILE)?;
     std::fs::create_dir_all(&ctx.out)
         .map_err(|e| PipelineError::State { path: ctx.out.clone(), message: e.to_string() })?;
@@ -192,8 +192,14 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         }
         None => None,
     };
-    let crawl =
-        Crawl { fetcher, feeds: feed_urls, db_path: db_path.clone(), config: run.feeds.clone(), warc: warc_out };
+    let crawl = Crawl {
+        fetcher,
+        feeds: feed_urls,
+        db_path: db_path.clone(),
+        config: run.feeds.clone(),
+        warc: warc_out,
+        shard: run.shard,
+    };
     let source = move |tx: &mut ItemSender| -> Result<(), PipelineError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -236,6 +242,7 @@ struct Crawl {
     db_path: PathBuf,
     config: FeedsConfig,
     warc: Option<Mutex<WarcWriter>>,
+    shard: Option<super::shard::Shard>,
 }
 
 /// A failed input: its reason and a message naming it.
@@ -332,6 +339,7 @@ impl Crawl {
         let this = Arc::new(self);
         let conn = open_state(&this.db_path)?;
         let e = db_err(&this.db_path);
+        conn.execute("DELETE FROM meta WHERE key = 'once_finished'", []).map_err(&e)?;
         let mut slots = this.slots(&conn)?;
         for s in slots.iter().filter(|s| s.parked) {
             tracing::warn!("{}: parked (gone: 404/410 {} polls in a row); remove it from the list", s.url, GONE_AFTER);
@@ -442,6 +450,14 @@ impl Crawl {
             }
             let all_polled = slots.iter().all(|s| s.parked || s.polled_this_run);
             if tasks.is_empty() && (stopping || (this.config.once && all_polled && frontier.is_idle())) {
+                if !stopping {
+                    // `pipeline status` tells a finished --once round from one in progress.
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('once_finished', datetime('now'))",
+                        [],
+                    )
+                    .map_err(&e)?;
+                }
                 return Ok(());
             }
             // Sleep until work finishes, a host becomes ready, a feed is due, or Ctrl-C.
@@ -558,6 +574,9 @@ impl Crawl {
                     .map_err(&e)?;
                 let mut seen = conn.prepare_cached("UPDATE articles SET last_seen = ?2 WHERE url = ?1").map_err(&e)?;
                 for (i, l) in parsed.feed.links.iter().enumerate() {
+                    if self.shard.is_some_and(|s| !s.owns(l.host_str().unwrap_or(""))) {
+                        continue; // another shard's host
+                    }
                     let item = parsed.feed.items.get(i).and_then(|it| serde_json::to_string(it).ok());
                     let n = ins.execute(params![l.as_str(), feed.as_str(), now_unix, item]).map_err(&e)?;
                     if n == 0 {
@@ -759,7 +778,10 @@ fn poll_result(feed: &Url, result: Result<Fetched, crate::sources::fetch::FetchE
     let raw = std::mem::take(&mut f.body);
     let body = http::decode_content(raw, f.header("content-encoding"), 16 << 20)
         .map_err(|e| ("feed_parse", format!("{feed}: {e}")))?;
-    let parsed = feeds::parse_feed_full(&body, feed).map_err(|e| ("feed_parse", format!("{feed}: not a feed: {e}")))?;
+    // Relative links resolve against where the feed was found, after redirects.
+    let base = Url::parse(&f.final_url).unwrap_or_else(|_| feed.clone());
+    let parsed =
+        feeds::parse_feed_full(&body, &base).map_err(|e| ("feed_parse", format!("{feed}: not a feed: {e}")))?;
     Ok(Some(Polled {
         feed: parsed,
         etag: f.header("etag").map(str::to_string),

@@ -83,6 +83,10 @@ pub struct Stats {
     /// bytes received.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub hosts: BTreeMap<String, HostStats>,
+    /// Failed inputs of this run alone (not saved): the exit code is 1 when this run met a
+    /// failure, not when an earlier run did and this one read the input again successfully.
+    #[serde(skip)]
+    pub failed_this_run: u64,
 }
 
 /// What one host gave a feeds run.
@@ -117,8 +121,10 @@ pub trait Checkpoint {
 pub enum Origin {
     /// The `ordinal`-th event of input file `file` (0-based).
     File { file: usize, ordinal: u64 },
-    /// Input file `file` has no more events.
-    FileDone { file: usize },
+    /// Input file `file` has no more events. `cut`: it ended early (could not be opened, was
+    /// cut short, or a read failed) at this event ordinal, the number of its events that were
+    /// read whole; it stays pending, to be read again from there.
+    FileDone { file: usize, cut: Option<u64> },
     /// An article URL of feeds mode.
     Url(String),
     /// An article URL of feeds mode whose fetch failed for a reason that may pass (timeout,
@@ -411,6 +417,7 @@ fn apply(
         }
         Outcome::Failed(reason, message) => {
             stats.records_in += 1;
+            stats.failed_this_run += 1;
             *stats.failed.entry(reason.to_string()).or_default() += 1;
             tracing::warn!("{message}");
             progress.message(&message);

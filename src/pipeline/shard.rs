@@ -9,6 +9,15 @@
 //! node skips the inputs its state records as finished and continues the unfinished one
 //! (the WARC run's `state.json` is the per-input completion record). `shard.json` names the
 //! shard's inputs, so `pipeline status OUT` can tell done, in progress and pending per shard.
+//!
+//! **Assignment is by name, not by position.** An input belongs to shard
+//! `xxh3_64(name) mod N`: a WARC input by its [`super::warc_run::input_key`] (canonical path
+//! or normalised URL), a feeds article by its host. Adding or removing inputs therefore moves
+//! none of the others, so a rerun with a longer list reads only the new inputs. Every feeds
+//! shard polls every listed feed and keeps the articles of its hosts: an article listed by
+//! several feeds is fetched by one shard only, and one host's politeness stays in one process.
+//! N is fixed for an output root: [`check_root`] refuses another N, since every input would
+//! move to another shard's folder and be read again.
 
 use std::path::{Path, PathBuf};
 
@@ -59,13 +68,19 @@ impl Shard {
         Ok(Shard { k, n })
     }
 
-    /// This shard's inputs: every N-th of the sorted list, starting at K. Sorting makes the
-    /// slices the same on every machine whatever order the list was given in.
-    pub fn select<T: Clone + Ord>(&self, inputs: &[T]) -> Vec<T> {
-        let mut sorted = inputs.to_vec();
-        sorted.sort();
-        sorted.dedup();
-        sorted.into_iter().enumerate().filter(|(i, _)| i % self.n == self.k).map(|(_, x)| x).collect()
+    /// Does the input called `name` belong to this shard? A pure function of the name and N,
+    /// the same on every machine and whatever else is in the list.
+    pub fn owns(&self, name: &str) -> bool {
+        xxhash_rust::xxh3::xxh3_64(name.as_bytes()) % self.n as u64 == self.k as u64
+    }
+
+    /// This shard's inputs, named by `name`, sorted by name with repeats removed.
+    pub fn select<T: Clone>(&self, inputs: &[T], name: impl Fn(&T) -> String) -> Vec<T> {
+        let mut mine: Vec<(String, T)> =
+            inputs.iter().map(|x| (name(x), x.clone())).filter(|(n, _)| self.owns(n)).collect();
+        mine.sort_by(|a, b| a.0.cmp(&b.0));
+        mine.dedup_by(|a, b| a.0 == b.0);
+        mine.into_iter().map(|(_, x)| x).collect()
     }
 
     /// The shard's folder under the output root.
@@ -97,6 +112,31 @@ impl ShardManifest {
     }
 }
 
+/// Refuses an output root whose shards were written with another N: inputs are assigned by
+/// `hash mod N`, so a new N would move them into other shards' folders, whose states have not
+/// seen them, and write their records again.
+pub fn check_root(root: &Path, shard: Shard) -> Result<(), super::PipelineError> {
+    let Ok(entries) = std::fs::read_dir(root) else { return Ok(()) };
+    for dir in entries.flatten().map(|e| e.path()) {
+        if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("shard-")) {
+            continue;
+        }
+        if let Some(m) = ShardManifest::read(&dir)
+            && m.shard.n != shard.n
+        {
+            return Err(super::PipelineError::State {
+                path: dir.join(MANIFEST_FILE),
+                message: format!(
+                    "this output root was written as {} shards, not {}: inputs would move between shards and \
+                     be written twice; keep --shard K/{} or choose another output",
+                    m.shard.n, shard.n, m.shard.n
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,17 +163,39 @@ mod tests {
     }
 
     proptest! {
-        /// The N slices are disjoint, cover the inputs, and do not depend on the input order.
+        /// The N slices are disjoint, cover the inputs, do not depend on the input order, and
+        /// adding inputs moves none of the old ones.
         #[test]
-        fn slices_partition_the_sorted_inputs(mut inputs in proptest::collection::vec(0u32..1000, 0..60), n in 1usize..7) {
+        fn slices_partition_the_inputs_stably(
+            mut inputs in proptest::collection::vec(0u32..1000, 0..60),
+            more in proptest::collection::vec(1000u32..2000, 0..10),
+            n in 1usize..7,
+        ) {
+            let name = |x: &u32| format!("in/{x}.warc.gz");
             let all: std::collections::BTreeSet<u32> = inputs.iter().copied().collect();
-            let slices: Vec<Vec<u32>> = (0..n).map(|k| Shard { k, n }.select(&inputs)).collect();
+            let slices: Vec<Vec<u32>> = (0..n).map(|k| Shard { k, n }.select(&inputs, name)).collect();
             inputs.reverse();
-            let again: Vec<Vec<u32>> = (0..n).map(|k| Shard { k, n }.select(&inputs)).collect();
+            let again: Vec<Vec<u32>> = (0..n).map(|k| Shard { k, n }.select(&inputs, name)).collect();
             prop_assert_eq!(&slices, &again);
             let mut union: Vec<u32> = slices.concat();
             union.sort();
             prop_assert_eq!(union, all.into_iter().collect::<Vec<_>>());
+            inputs.extend(&more);
+            for (k, old) in slices.iter().enumerate() {
+                let grown = Shard { k, n }.select(&inputs, name);
+                prop_assert!(old.iter().all(|x| grown.contains(x)), "an old input left shard {}", k);
+                prop_assert!(grown.iter().all(|x| old.contains(x) || more.contains(x)));
+            }
         }
+    }
+
+    #[test]
+    fn another_n_for_a_root_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let s = Shard { k: 1, n: 3 };
+        ShardManifest { shard: s, inputs: vec![] }.write(&s.dir(root.path())).unwrap();
+        assert!(check_root(root.path(), Shard { k: 0, n: 3 }).is_ok());
+        let err = check_root(root.path(), Shard { k: 0, n: 2 }).unwrap_err().to_string();
+        assert!(err.contains("3 shards, not 2"), "{err}");
     }
 }

@@ -37,6 +37,8 @@ pub enum RunStatus {
         feeds: Vec<FeedStatus>,
         /// Articles by status: pending, done, failed.
         articles: std::collections::BTreeMap<String, u64>,
+        /// A `--once` run finished its round (not stopped, not killed, not still running).
+        finished: bool,
         stats: Stats,
     },
     Warc {
@@ -44,6 +46,9 @@ pub enum RunStatus {
         done: Vec<String>,
         /// The input being read and how many of its records are done.
         current: Option<(String, u64)>,
+        /// Inputs that ended early: read again on resume, or given up after
+        /// [`warc_run::MAX_INPUT_ATTEMPTS`] tries.
+        retry: Vec<warc_run::Retry>,
         stats: Stats,
     },
     /// An output root of `--shard` runs (`OUT/shard-0000K/`).
@@ -63,7 +68,10 @@ pub struct ShardStatus {
     pub inputs: usize,
     pub done: usize,
     pub in_progress: usize,
+    /// Inputs not started, or ended early and to be read again.
     pub pending: usize,
+    /// Inputs given up after [`warc_run::MAX_INPUT_ATTEMPTS`] tries.
+    pub failed: usize,
     pub stats: Stats,
 }
 
@@ -89,10 +97,21 @@ fn add(a: &mut Stats, b: &Stats) {
 fn shard_status(dir: &Path) -> Result<ShardStatus, PipelineError> {
     let manifest = super::shard::ShardManifest::read(dir);
     let inputs = manifest.as_ref().map_or(0, |m| m.inputs.len());
-    let (done, in_progress, stats) = match status(dir) {
-        Ok(RunStatus::Warc { done, current, stats }) => (done.len(), usize::from(current.is_some()), stats),
-        Ok(RunStatus::Feeds { stats, .. }) => (0, 1, stats),
-        Ok(RunStatus::Shards { .. }) | Err(_) => (0, 0, Stats::default()),
+    let (done, in_progress, failed, stats) = match status(dir) {
+        Ok(RunStatus::Warc { done, current, retry, stats }) => {
+            // Counted against the shard's own inputs, so a state naming inputs the shard no
+            // longer has cannot show more done than inputs.
+            let mine: std::collections::HashSet<&str> =
+                manifest.as_ref().map(|m| m.inputs.iter().map(String::as_str).collect()).unwrap_or_default();
+            let ours = |k: &str| manifest.is_none() || mine.contains(k);
+            let done = done.iter().filter(|k| ours(k)).count();
+            let failed = retry.iter().filter(|r| r.given_up() && ours(&r.input)).count();
+            let current = current.is_some_and(|(k, _)| ours(&k));
+            (done, usize::from(current), failed, stats)
+        }
+        // A feeds shard is in progress until its state says the last `--once` round ended.
+        Ok(RunStatus::Feeds { stats, finished, .. }) => (usize::from(finished), usize::from(!finished), 0, stats),
+        Ok(RunStatus::Shards { .. }) | Err(_) => (0, 0, 0, Stats::default()),
     };
     Ok(ShardStatus {
         dir: dir.display().to_string(),
@@ -100,7 +119,8 @@ fn shard_status(dir: &Path) -> Result<ShardStatus, PipelineError> {
         inputs,
         done,
         in_progress,
-        pending: inputs.saturating_sub(done + in_progress),
+        pending: inputs.saturating_sub(done + in_progress + failed),
+        failed,
         stats,
     })
 }
@@ -130,7 +150,7 @@ pub fn status(out: &Path) -> Result<RunStatus, PipelineError> {
     match warc_run::WarcState::load(out)? {
         Some(state) => {
             let pos = state.resolve(out);
-            Ok(RunStatus::Warc { done: pos.done, current: pos.current, stats: pos.stats })
+            Ok(RunStatus::Warc { done: pos.done, current: pos.current, retry: pos.retry, stats: pos.stats })
         }
         None => Err(PipelineError::State {
             path: out.to_path_buf(),
@@ -179,5 +199,6 @@ fn feeds_status(db: &Path) -> Result<RunStatus, PipelineError> {
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
     stats.hosts = feeds_run::host_stats(&conn).map_err(e)?;
-    Ok(RunStatus::Feeds { feeds, articles, stats })
+    let finished = conn.query_row("SELECT 1 FROM meta WHERE key = 'once_finished'", [], |_| Ok(())).is_ok();
+    Ok(RunStatus::Feeds { feeds, articles, finished, stats })
 }

@@ -8,6 +8,17 @@
 //! input order, "done" is exact: `--resume` skips finished files, skips that many records of
 //! the unfinished one, rebuilds the near-duplicate index from the committed parts, and
 //! continues numbering parts, so no record is written twice or lost.
+//!
+//! An input that ends early (it cannot be opened, as with a missing file or a store answering
+//! 500, or it is cut short, or a read fails past the reader's retries) is not done: it is kept
+//! in the state's `retry` list with how many of its records were read whole and how often it
+//! was tried. A resumed run (and every rerun of a shard) reads it again from that record, so
+//! the records already written stay and none is written twice, up to
+//! [`MAX_INPUT_ATTEMPTS`] tries; then it counts as failed and `pipeline status` says so.
+//!
+//! Inputs are compared by their [`input_key`] (the canonical path of a file, the normalised
+//! URL of a remote object), so one file named twice (`w.warc.gz`, `./w.warc.gz`, its absolute
+//! path) is read once.
 
 use std::path::{Path, PathBuf};
 
@@ -39,7 +50,38 @@ pub struct Position {
     pub done: Vec<String>,
     /// The file being read and how many of its records are done.
     pub current: Option<(String, u64)>,
+    /// Inputs that ended early, to be read again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry: Vec<Retry>,
     pub stats: Stats,
+}
+
+/// An input that ended early: read again from record `done` on the next resume, until it has
+/// been tried [`MAX_INPUT_ATTEMPTS`] times.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retry {
+    pub input: String,
+    /// Times it was read and ended early.
+    pub attempts: u32,
+    /// Its records (events) read whole: the next read starts after them.
+    pub done: u64,
+}
+
+impl Retry {
+    /// Tried too often: counted as failed and not read again.
+    pub fn given_up(&self) -> bool {
+        self.attempts >= MAX_INPUT_ATTEMPTS
+    }
+}
+
+/// How many times an input that ends early is read before it counts as failed.
+pub const MAX_INPUT_ATTEMPTS: u32 = 5;
+
+/// Does a failed event end its input early (so the input must be read again), rather than
+/// being one damaged record the reader stepped over?
+fn ends_input(reason: &str) -> bool {
+    matches!(reason, "warc_unreadable" | "warc_truncated" | "warc_io")
 }
 
 pub(crate) const STATE_FILE: &str = "state.json";
@@ -140,11 +182,28 @@ fn resolve_line(line: &str, base: &str) -> String {
     }
 }
 
-fn key(path: &Path) -> String {
-    if super::config::is_url(path) {
-        return path.display().to_string();
+/// The name an input is known by in the resume state, in shard assignment and when repeats
+/// are removed: a local file's canonical path (its absolute path when it does not exist), an
+/// `http(s)://` URL normalised by the URL standard (host case, default port, `..`), an
+/// `s3://` location as given (its key is passed through unchanged).
+pub fn input_key(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    if s.starts_with("http://") || s.starts_with("https://") {
+        return url::Url::parse(&s).map(|u| u.to_string()).unwrap_or_else(|_| s.into_owned());
     }
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+    if super::config::is_url(path) {
+        return s.into_owned();
+    }
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p.display().to_string();
+    }
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+}
+
+/// The inputs without repeats (by [`input_key`]), first occurrence kept.
+pub fn unique_inputs(inputs: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    inputs.into_iter().filter(|p| seen.insert(input_key(p))).collect()
 }
 
 struct WarcCheckpoint<'a> {
@@ -160,9 +219,27 @@ impl Checkpoint for WarcCheckpoint<'_> {
     fn processed(&mut self, origin: &Origin) {
         match origin {
             Origin::File { file, ordinal } => self.live.current = Some((self.keys[*file].clone(), ordinal + 1)),
-            Origin::FileDone { file } => {
-                self.live.done.push(self.keys[*file].clone());
+            Origin::FileDone { file, cut } => {
+                let key = &self.keys[*file];
                 self.live.current = None;
+                let earlier = self.live.retry.iter().position(|r| r.input == *key);
+                match cut {
+                    None => {
+                        if let Some(i) = earlier {
+                            self.live.retry.remove(i);
+                        }
+                        self.live.done.push(key.clone());
+                    }
+                    Some(done) => {
+                        let i = earlier.unwrap_or_else(|| {
+                            self.live.retry.push(Retry { input: key.clone(), ..Retry::default() });
+                            self.live.retry.len() - 1
+                        });
+                        let r = &mut self.live.retry[i];
+                        r.attempts += 1;
+                        r.done = r.done.max(*done);
+                    }
+                }
             }
             Origin::Url(_) | Origin::UrlRetry(_) | Origin::Other => {}
         }
@@ -200,13 +277,23 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
     let output = ctx.open_output()?;
     let position = previous.map(|s| s.resolve(&ctx.out)).unwrap_or_default();
     let stats = position.stats.clone();
-    let keys: Vec<String> = run.inputs.iter().map(|p| key(p)).collect();
-    let done: std::collections::HashSet<String> = position.done.iter().cloned().collect();
+    let inputs = unique_inputs(run.inputs.clone());
+    let keys: Vec<String> = inputs.iter().map(|p| input_key(p)).collect();
+    let mut done: std::collections::HashSet<String> = position.done.iter().cloned().collect();
+    // Inputs that ended early are read again from their first record not read whole, unless
+    // they were tried too often.
+    let mut restart: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    for r in &position.retry {
+        if r.given_up() {
+            done.insert(r.input.clone());
+        } else {
+            restart.insert(r.input.clone(), r.done);
+        }
+    }
     let resume_at = position.current.clone();
     let state = WarcState { version: 1, committed: position.clone(), pending: None };
     let mut checkpoint =
         WarcCheckpoint { out: &ctx.out, keys: keys.clone(), live: position, state, mirror: ctx.mirror };
-    let inputs = run.inputs.clone();
 
     let source = move |tx: &mut ItemSender| -> Result<(), PipelineError> {
         for (file, path) in inputs.iter().enumerate() {
@@ -215,24 +302,32 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
             }
             let skip = match &resume_at {
                 Some((k, n)) if *k == keys[file] => *n,
-                _ => 0,
+                _ => restart.get(&keys[file]).copied().unwrap_or(0),
             };
+            let mut cut = None;
             match sources::warc_events(path) {
                 Ok(events) => {
                     for (ordinal, event) in events.enumerate().skip(skip as usize) {
-                        if !tx.send(Origin::File { file, ordinal: ordinal as u64 }, Some(event)) {
+                        let ordinal = ordinal as u64;
+                        if let SourceEvent::Failed { reason, .. } = &event
+                            && ends_input(reason)
+                        {
+                            cut = Some(ordinal);
+                        }
+                        if !tx.send(Origin::File { file, ordinal }, Some(event)) {
                             return Ok(()); // the sink stopped
                         }
                     }
                 }
                 Err(e) => {
+                    cut = Some(skip);
                     let event = SourceEvent::Failed { reason: e.reason(), message: e.to_string() };
-                    if !tx.send(Origin::File { file, ordinal: 0 }, Some(event)) {
+                    if !tx.send(Origin::File { file, ordinal: skip }, Some(event)) {
                         return Ok(());
                     }
                 }
             }
-            if !tx.send(Origin::FileDone { file }, None) {
+            if !tx.send(Origin::FileDone { file, cut }, None) {
                 return Ok(());
             }
         }
