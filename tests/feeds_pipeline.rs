@@ -148,6 +148,21 @@ async fn respond(path: &str, hit: u32, base: &str, articles: usize, headers: &He
             rss_item("/articles/1"),
             "<item><link>http://localhost:1/admin</link></item>"
         )),
+        // Feed hosts that redirect: to the cloud metadata address, to a loopback literal (this
+        // server, whose /metadata logs a hit), to a loopback name, to a file: URL; and a feed
+        // that moved, whose links are relative to where it is now.
+        "/to-169.xml" => redirect(302, "http://169.254.169.254/latest/meta-data/"),
+        "/to-self.xml" => redirect(302, &format!("{base}/metadata")),
+        "/to-localhost.xml" => redirect(302, "http://localhost:1/feed.xml"),
+        "/to-file.xml" => redirect(302, "file:///etc/passwd"),
+        "/metadata" => xml(format!("<rss version=\"2.0\"><channel><title>Secret</title>{}</channel></rss>", rss_item("/articles/secret"))),
+        "/moved.xml" => redirect(301, "/news/feed.xml"),
+        "/news/feed.xml" => xml(
+            "<rss version=\"2.0\"><channel><title>N</title><item><link>story-1.html</link></item>\
+             <item><link>./story-2.html</link></item></channel></rss>"
+                .to_string(),
+        ),
+        p if p.starts_with("/news/story-") => html(page("News story", &format!("words of {p}"))),
         "/slow" => {
             tokio::time::sleep(Duration::from_secs(3)).await;
             html(page("Slow", "slow"))
@@ -177,6 +192,10 @@ async fn respond(path: &str, hit: u32, base: &str, articles: usize, headers: &He
         p if p.starts_with("/articles/") => html(page(&format!("Article {}", &p[10..]), &format!("words of article {}", &p[10..]))),
         _ => Response::builder().status(StatusCode::NOT_FOUND).body(Body::from("not found")).unwrap(),
     }
+}
+
+fn redirect(status: u16, to: &str) -> Response {
+    Response::builder().status(status).header("location", to).body(Body::empty()).unwrap()
 }
 
 fn pipeline(args: &[&str]) -> Output {
@@ -327,6 +346,101 @@ fn feed_links_to_private_addresses_are_refused_without_the_flag() {
     // The feed itself (listed by the user) was fetched; nothing it linked to was.
     assert_eq!(log.hits.get("/ssrf.xml"), Some(&1));
     assert_eq!(log.hits.len(), 2, "{:?}", log.hits.keys()); // the feed and its host's robots.txt
+}
+
+#[test]
+fn a_listed_feed_is_trusted_but_not_where_it_redirects() {
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let feeds: Vec<String> =
+        ["to-169", "to-self", "to-localhost", "to-file"].iter().map(|f| format!("{}/{f}.xml", server.base)).collect();
+    let cfg = config(dir.path(), &feeds, "warc_out = 'warc'");
+    let o = pipeline(&["--config", &cfg]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(records(&dir.path().join("out")).is_empty());
+    // Every listed feed was asked for; no hop it redirected to was.
+    let log = server.log.lock().unwrap();
+    for f in ["/to-169.xml", "/to-self.xml", "/to-localhost.xml", "/to-file.xml"] {
+        assert_eq!(log.hits.get(f), Some(&1), "{f}: {:?}", log.hits);
+    }
+    assert_eq!(log.hits.get("/metadata"), None, "a redirect reached a private address");
+    assert!(
+        stderr.contains("redirect to http://169.254.169.254/latest/meta-data/: 169.254.169.254 is a private address"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("redirect to http://localhost:1/feed.xml: localhost is a loopback name"), "{stderr}");
+    // A file: URL is a bad redirect, not a private address (no flag would allow it).
+    let file_line = stderr.lines().find(|l| l.contains("file:///etc/passwd")).expect("the file: redirect is reported");
+    assert!(file_line.contains("not an http or https URL") && !file_line.contains("--allow"), "{file_line}");
+    // The archive holds the feeds' 302s and nothing from behind them.
+    let warc = std::fs::read_dir(dir.path().join("warc")).unwrap().next().unwrap().unwrap().path();
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(std::fs::File::open(warc).unwrap()), &mut text)
+        .unwrap();
+    let text = String::from_utf8_lossy(&text);
+    assert!(!text.contains("Secret") && !text.contains("WARC-Target-URI: http://169.254"), "{text}");
+}
+
+#[test]
+fn a_moved_feed_resolves_relative_links_against_its_new_address() {
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &[format!("{}/moved.xml", server.base)], "allow_private_addresses = true");
+    let o = pipeline(&["--config", &cfg]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut urls: Vec<String> =
+        records(&dir.path().join("out")).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
+    urls.sort();
+    assert_eq!(urls, [format!("{}/news/story-1.html", server.base), format!("{}/news/story-2.html", server.base)]);
+}
+
+#[test]
+fn a_robots_txt_larger_than_the_body_cap_is_read_to_500_kib_and_obeyed() {
+    // A host whose robots.txt is 700 KB (the body cap is 100 KB): its first 500 KiB are parsed,
+    // so the host stays available and its rules apply.
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let feed_base = base.clone();
+    let app = axum::Router::new().fallback(move |uri: Uri| {
+        let base = feed_base.clone();
+        async move {
+            match uri.path() {
+                "/robots.txt" => {
+                    let mut r = String::from("User-agent: *\nDisallow: /private/\n");
+                    while r.len() < 700_000 {
+                        r.push_str("# a very long robots.txt, padded with comments\n");
+                    }
+                    Response::new(Body::from(r))
+                }
+                "/feed.xml" => xml(format!(
+                    "<rss version=\"2.0\"><channel><title>R</title><item><link>{base}/articles/ok</link></item>\
+                     <item><link>{base}/private/no</link></item></channel></rss>"
+                )),
+                p => html(page("Robots", &format!("words of {p}"))),
+            }
+        }
+    });
+    rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let dir = tempfile::tempdir().unwrap();
+    let cfg =
+        config(dir.path(), &[format!("{base}/feed.xml")], "allow_private_addresses = true\nmax_body_bytes = 100000");
+    let o = pipeline(&["--config", &cfg]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let urls: Vec<String> =
+        records(&dir.path().join("out")).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
+    assert_eq!(urls, [format!("{base}/articles/ok")], "{stderr}");
+    let stats: Value = serde_json::from_slice(&std::fs::read(dir.path().join("out/stats.json")).unwrap()).unwrap();
+    assert!(
+        stats["failed"].get("robots_unavailable").is_none() && stats["failed"].get("feed_fetch").is_none(),
+        "{stats}"
+    );
+    assert_eq!(
+        stats["skipped"]["robots_disallowed"].as_u64().or(stats["failed"]["robots_disallowed"].as_u64()),
+        Some(1),
+        "{stats}"
+    );
 }
 
 #[test]

@@ -7,7 +7,9 @@
 //! link-local, multicast or unspecified addresses unless the user allows it. Host names are
 //! checked after DNS resolution (a resolver that drops such addresses, so a name cannot
 //! resolve to 127.0.0.1 behind our back) and IP literals before the request and on every
-//! redirect. The feed URLs the user listed are trusted.
+//! redirect. Only the URLs the user listed are trusted, not where they redirect: redirects are
+//! followed here, hop by hop, and every hop after the listed URL goes through the guard, so a
+//! feed host's 302 to 169.254.169.254 is refused like an article link to it.
 //!
 //! Bodies are read raw (no automatic decompression) so that the WARC archive holds what the
 //! server sent; [`super::http::decode_content`] undoes the content-coding for extraction.
@@ -59,6 +61,19 @@ impl Default for FetchOptions {
 /// Longest robots.txt Crawl-delay honoured.
 const MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
 const MAX_REDIRECTS: usize = 5;
+/// How much of a robots.txt is read and parsed: RFC 9309 §2.5 asks crawlers to parse at least
+/// the first 500 KiB; what follows is ignored (not an error, which would make the host
+/// unavailable).
+pub const ROBOTS_MAX_BYTES: u64 = 500 << 10;
+
+/// What to do with a body longer than the cap.
+#[derive(Debug, Clone, Copy)]
+enum Cap {
+    /// Fail with [`FetchError::TooLarge`] (pages, feeds).
+    Fail(u64),
+    /// Keep the first bytes (robots.txt).
+    Truncate(u64),
+}
 
 /// Is a URL from the user (trusted) or from a feed (guarded)?
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +137,8 @@ pub enum FetchError {
     Status { url: String, status: u16 },
     #[error("{url}: too many redirects")]
     Redirects { url: String },
+    #[error("{url}: redirect to {target}, which is not an http or https URL")]
+    RedirectScheme { url: String, target: String },
     #[error("{url}: not an http or https URL")]
     Scheme { url: String },
     #[error("{url}: {message}")]
@@ -144,6 +161,7 @@ impl FetchError {
             FetchError::Timeout { .. } => "timeout",
             FetchError::Status { .. } => "http_status",
             FetchError::Redirects { .. } => "too_many_redirects",
+            FetchError::RedirectScheme { .. } => "bad_redirect",
             FetchError::Scheme { .. } => "bad_url",
             FetchError::Network { .. } => "network",
         }
@@ -258,25 +276,12 @@ impl Fetcher {
     pub fn new(options: FetchOptions) -> Result<Self, FetchError> {
         install_crypto_provider();
         let build = |guard: bool| {
-            let policy = reqwest::redirect::Policy::custom(move |attempt| {
-                if attempt.previous().len() >= MAX_REDIRECTS {
-                    return attempt.error(Forbidden("too many redirects".into()));
-                }
-                if !matches!(attempt.url().scheme(), "http" | "https") {
-                    let msg = format!("redirect to a {} URL", attempt.url().scheme());
-                    return attempt.error(Forbidden(msg));
-                }
-                if guard && let Some(why) = literal_forbidden(attempt.url()) {
-                    let msg = format!("redirect to {}: {why}", attempt.url());
-                    return attempt.error(Forbidden(msg));
-                }
-                attempt.follow()
-            });
+            // Redirects are followed by `exchange`, which checks every hop.
             let mut b = Client::builder()
                 .user_agent(options.user_agent.clone())
                 .connect_timeout(options.connect_timeout)
                 .timeout(options.timeout)
-                .redirect(policy)
+                .redirect(reqwest::redirect::Policy::none())
                 .no_proxy();
             if guard {
                 b = b.dns_resolver(Arc::new(GuardedResolver));
@@ -320,7 +325,6 @@ impl Fetcher {
         if guarded && let Some(why) = literal_forbidden(url) {
             return Err(FetchError::Blocked { url: shown, why });
         }
-        let client = if trust == Trust::Feed { &self.guarded } else { &self.trusted };
         let key = super::frontier::host_key(url);
         let state = self.host_state(&key);
         // The host's lock is held to read robots.txt and to take a turn, not for the
@@ -330,7 +334,7 @@ impl Fetcher {
         let mut host = state.lock().await;
         let stale = matches!(host.robots, Some(Robots::Unreachable { retry_at }) if Instant::now() >= retry_at);
         if host.robots.is_none() || stale {
-            let robots = self.robots(client, url, &host).await;
+            let robots = self.robots(trust, url, &host).await;
             if let Robots::Rules(r) = &robots
                 && let Some(d) = r.delay
             {
@@ -355,7 +359,7 @@ impl Fetcher {
             host.next_allowed = start + host.delay;
             drop(host);
             tokio::time::sleep_until(start.into()).await;
-            let result = self.once(client, url, validators).await;
+            let result = self.exchange(trust, url, validators, Cap::Fail(self.options.max_body_bytes)).await;
             host = state.lock().await;
             host.next_allowed = host.next_allowed.max(Instant::now() + host.delay);
             let retry_in = match &result {
@@ -394,14 +398,14 @@ impl Fetcher {
         state.and_then(|s| s.try_lock().ok().map(|h| h.delay)).unwrap_or(self.options.delay)
     }
 
-    async fn robots(&self, client: &Client, url: &Url, host: &HostState) -> Robots {
+    async fn robots(&self, trust: Trust, url: &Url, host: &HostState) -> Robots {
         let Ok(robots_url) = url.join("/robots.txt") else { return Robots::AllowAll };
         tokio::time::sleep_until(host.next_allowed.into()).await;
-        let r = self.once(client, &robots_url, None).await;
+        let r = self.exchange(trust, &robots_url, None, Cap::Truncate(ROBOTS_MAX_BYTES)).await;
         match r {
             Ok(mut f) if (200..300).contains(&f.status) => {
                 let raw = std::mem::take(&mut f.body);
-                let body = super::http::decode_content(raw, f.header("content-encoding"), 1 << 20).unwrap_or_default();
+                let body = robots_text(raw, f.header("content-encoding"));
                 match texting_robots::Robot::new(&self.options.user_agent, &body) {
                     Ok(robot) => Robots::Rules(Box::new(robot)),
                     Err(_) => Robots::AllowAll,
@@ -416,9 +420,58 @@ impl Fetcher {
         }
     }
 
-    /// One request, body read with the cap.
-    async fn once(&self, client: &Client, url: &Url, validators: Option<(&str, &str)>) -> Result<Fetched, FetchError> {
+    /// One request to `url` with its redirects followed, at most [`MAX_REDIRECTS`] of them.
+    /// The first hop of a URL the user listed goes out unguarded; every later hop, and every
+    /// hop of a URL from a feed, is checked: its scheme (http or https), an IP literal
+    /// against the forbidden ranges, and a name through the guarded resolver. Errors name
+    /// the URL asked for.
+    async fn exchange(
+        &self,
+        trust: Trust,
+        url: &Url,
+        validators: Option<(&str, &str)>,
+        cap: Cap,
+    ) -> Result<Fetched, FetchError> {
         let shown = url.to_string();
+        let guard = !self.options.allow_private_addresses;
+        let mut hop = url.clone();
+        let mut client = if trust == Trust::User { &self.trusted } else { &self.guarded };
+        for redirects in 0.. {
+            let mut f = self.once(client, &hop, &shown, validators, cap).await?;
+            let location = match f.status {
+                301 | 302 | 303 | 307 | 308 => f.header("location").and_then(|l| hop.join(l.trim()).ok()),
+                _ => None,
+            };
+            let Some(next) = location else {
+                f.url = shown;
+                return Ok(f);
+            };
+            if redirects >= MAX_REDIRECTS {
+                return Err(FetchError::Redirects { url: shown });
+            }
+            if !matches!(next.scheme(), "http" | "https") || next.host().is_none() {
+                return Err(FetchError::RedirectScheme { url: shown, target: next.to_string() });
+            }
+            if guard && let Some(why) = literal_forbidden(&next) {
+                return Err(FetchError::Blocked { url: shown, why: format!("redirect to {next}: {why}") });
+            }
+            tracing::debug!("{shown}: redirect {} to {next}", redirects + 1);
+            hop = next;
+            client = &self.guarded;
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// One request, no redirect followed, body read with the cap; errors name `shown`.
+    async fn once(
+        &self,
+        client: &Client,
+        url: &Url,
+        shown: &str,
+        validators: Option<(&str, &str)>,
+        cap: Cap,
+    ) -> Result<Fetched, FetchError> {
+        let shown = shown.to_string();
         let mut req = client.get(url.clone());
         if let Some((etag, modified)) = validators {
             if !etag.is_empty() {
@@ -441,23 +494,35 @@ impl Fetcher {
         let request_head = self.request_head(resp.url(), validators);
         let final_url = resp.url().to_string();
         let ip = resp.remote_addr().map(|a| a.ip().to_string());
-        let limit = self.options.max_body_bytes;
-        if resp.content_length().is_some_and(|n| n > limit) {
-            return Err(FetchError::TooLarge { url: shown, limit });
-        }
         let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&shown, &e))? {
-            if body.len() as u64 + chunk.len() as u64 > limit {
-                return Err(FetchError::TooLarge { url: shown, limit });
+        match cap {
+            Cap::Fail(limit) => {
+                if resp.content_length().is_some_and(|n| n > limit) {
+                    return Err(FetchError::TooLarge { url: shown, limit });
+                }
+                while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&shown, &e))? {
+                    if body.len() as u64 + chunk.len() as u64 > limit {
+                        return Err(FetchError::TooLarge { url: shown, limit });
+                    }
+                    body.extend_from_slice(&chunk);
+                }
             }
-            body.extend_from_slice(&chunk);
+            Cap::Truncate(limit) => {
+                while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&shown, &e))? {
+                    let room = (limit as usize).saturating_sub(body.len());
+                    body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                    if body.len() as u64 >= limit {
+                        break; // the rest is not read; the connection is dropped
+                    }
+                }
+            }
         }
         Ok(Fetched { url: shown, final_url, status, headers, body, ip, fetched_at, request: request_head.into_bytes() })
     }
 }
 
 impl Fetcher {
-    /// The request head as sent to `url` (reqwest adds the same validators on each hop).
+    /// The request head as sent to `url` (the same validators go with each hop).
     fn request_head(&self, url: &Url, validators: Option<(&str, &str)>) -> String {
         let mut head = format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {}\r\n",
@@ -504,15 +569,27 @@ pub fn retry_after(value: Option<&str>) -> Duration {
     }
 }
 
+/// The text of a robots.txt body: content-coding undone, at most [`ROBOTS_MAX_BYTES`] of it
+/// (a body cut at the cap may end inside a compressed stream: what decodes is kept).
+fn robots_text(raw: Vec<u8>, coding: Option<&str>) -> Vec<u8> {
+    use std::io::Read;
+    let cap = ROBOTS_MAX_BYTES;
+    let mut out = Vec::new();
+    let _ = match coding.map(|c| c.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("" | "identity") => return raw.into_iter().take(cap as usize).collect(),
+        Some("gzip" | "x-gzip") => flate2::read::MultiGzDecoder::new(&raw[..]).take(cap).read_to_end(&mut out),
+        Some("deflate") => flate2::read::ZlibDecoder::new(&raw[..]).take(cap).read_to_end(&mut out),
+        Some("br") => brotli_decompressor::Decompressor::new(&raw[..], 4096).take(cap).read_to_end(&mut out),
+        Some(_) => return Vec::new(),
+    };
+    out
+}
+
 fn classify(url: &str, e: &reqwest::Error) -> FetchError {
     let mut source: Option<&dyn std::error::Error> = Some(e);
     while let Some(s) = source {
         if let Some(f) = s.downcast_ref::<Forbidden>() {
-            return if f.0 == "too many redirects" {
-                FetchError::Redirects { url: url.to_string() }
-            } else {
-                FetchError::Blocked { url: url.to_string(), why: f.0.clone() }
-            };
+            return FetchError::Blocked { url: url.to_string(), why: f.0.clone() };
         }
         source = s.source();
     }
