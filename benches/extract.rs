@@ -240,7 +240,7 @@ fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
             let m = tiny_mbl_model(algorithm)?;
             Ok(Box::new(article_pipeline::scoring::mbl::MblScorer::new(m, name == "igtree", "bench")))
         }
-        other => scoring::build(other, None, None).map_err(|e| e.to_string()),
+        other => scoring::build(other, None, None, None).map_err(|e| e.to_string()),
     }
 }
 

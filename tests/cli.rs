@@ -224,3 +224,43 @@ fn tune_chooses_settings_leaving_each_dataset_out() {
     ]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("mean of the left-out folds"));
 }
+
+#[test]
+fn non_finite_numbers_are_usage_errors_in_every_front_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = write(dir.path(), "p.html", article("harbour council budget").as_bytes());
+    let warc = dir.path().join("empty.warc");
+    std::fs::write(&warc, b"").unwrap();
+    let warc = warc.to_string_lossy().into_owned();
+    let manifest = write(dir.path(), "m.jsonl", b"");
+    for args in [
+        vec!["extract", page.as_str(), "--bias", "NaN"],
+        vec!["extract", page.as_str(), "--tag-bias", "inf"],
+        vec!["extract", page.as_str(), "--extra-span-ratio", "nan"],
+        vec!["extract", page.as_str(), "--extra-span-min", "inf"],
+        vec!["eval", "--manifest", manifest.as_str(), "--furniture-escape-ratio", "nan"],
+        vec!["bench", "--manifest", manifest.as_str(), "--bias", "nan"],
+        vec!["tune", "--manifest", manifest.as_str(), "--bias", "nan"],
+    ] {
+        let o = pipeline(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("nan") || stderr.contains("NaN") || stderr.contains("inf"), "{args:?}: {stderr}");
+    }
+    for bad in ["bias = nan", "tag_bias = -inf", "extra_span_min = inf"] {
+        let cfg = write(
+            dir.path(),
+            "c.toml",
+            format!(
+                "[warc]\npaths = ['{warc}']\n[sink]\nout = '{}'\n[extractor]\n{bad}\n",
+                dir.path().join("o").display()
+            )
+            .as_bytes(),
+        );
+        let o = pipeline(&["--config", &cfg]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("extractor."), "{bad}: {stderr}");
+        assert!(!dir.path().join("o").exists(), "{bad}: the run started");
+    }
+}

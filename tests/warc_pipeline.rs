@@ -793,3 +793,101 @@ fn shards_refuse_another_n_and_an_added_input_moves_no_other() {
     assert_eq!(shards.iter().map(|s| s["inputs"].as_u64().unwrap()).sum::<u64>(), 8, "{st}");
     assert_eq!(shards.iter().map(|s| s["done"].as_u64().unwrap()).sum::<u64>(), 8, "{st}");
 }
+
+#[test]
+fn dedup_names_records_by_place_reruns_to_the_same_result_and_refuses_its_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.warc.gz");
+    let ids = big_warc(&w, 40);
+    // Two runs of the same file: every record has an exact-id twin.
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for out in [&a, &b] {
+        let o = pipeline(&["--warc", w.to_str().unwrap(), "--out", out.to_str().unwrap(), "--part-bytes", "20000"]);
+        assert_eq!(o.status.code(), Some(0));
+    }
+    let dd = dir.path().join("dd");
+    let dedup = |out: &Path, mb: &str| {
+        let mut args = vec!["dedup", a.to_str().unwrap(), b.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        args.extend(["--write-parts", "--memory-mb", mb]);
+        pipeline(&args)
+    };
+    let o = dedup(&dd, "1");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let removed = std::fs::read_to_string(dd.join("removed.jsonl")).unwrap();
+    let lines: Vec<Value> = removed.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), ids.len(), "each twin removed once");
+    for l in &lines {
+        // Same id, different places: never a record listed as a duplicate of itself.
+        assert_eq!(l["id"], l["duplicate_of"]);
+        assert_ne!((&l["part"], &l["line"]), (&l["duplicate_of_part"], &l["duplicate_of_line"]), "{l}");
+        assert!(l["part"].as_str().unwrap().contains("/b/part-"), "{l}");
+        assert!(l["duplicate_of_part"].as_str().unwrap().contains("/a/part-"), "{l}");
+        assert!(l["line"].as_u64().unwrap() >= 1);
+    }
+    let kept = id_counts(&dd);
+    assert_eq!(kept.len(), ids.len());
+    assert!(kept.values().all(|&n| n == 1));
+
+    // The same dedup again, and again after a "kill" that left parts but no removed.jsonl or
+    // stats.json: the same files, nothing twice.
+    let o = dedup(&dd, "1");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(dd.join("removed.jsonl")).unwrap(), removed);
+    assert_eq!(id_counts(&dd), kept);
+    std::fs::remove_file(dd.join("removed.jsonl")).unwrap();
+    std::fs::remove_file(dd.join("stats.json")).unwrap();
+    let o = dedup(&dd, "1");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(dd.join("removed.jsonl")).unwrap(), removed);
+    assert_eq!(id_counts(&dd), kept);
+
+    // Refused before anything is written: an output that is an input or inside one, a folder
+    // holding something else, another dedup's folder, and absurd memory budgets.
+    let before = id_counts(&a);
+    for bad in [a.clone(), a.join("dd"), dir.path().to_path_buf()] {
+        let o = dedup(&bad, "1");
+        assert_eq!(o.status.code(), Some(2), "{}: {}", bad.display(), String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(id_counts(&a), before);
+    assert!(!a.join("dd").exists() && !a.join("removed.jsonl").exists());
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    assert_eq!(dedup(&other, "1").status.code(), Some(2));
+    let o = pipeline(&["dedup", a.to_str().unwrap(), "--out", dd.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "another dedup's folder: {}", String::from_utf8_lossy(&o.stderr));
+    for mb in ["0", "99999999"] {
+        let o = dedup(&dir.path().join(format!("m{mb}")), mb);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--memory-mb {mb}: {stderr}");
+        assert!(stderr.contains("--memory-mb") && stderr.contains("not in 1..=1048576"), "{stderr}");
+    }
+    // A large budget is not reserved up front.
+    let o = dedup(&dir.path().join("big"), "30000");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn dedup_over_a_damaged_part_reports_it_goes_on_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.warc.gz");
+    big_warc(&w, 40);
+    let a = dir.path().join("a");
+    let o = pipeline(&["--warc", w.to_str().unwrap(), "--out", a.to_str().unwrap(), "--part-bytes", "20000"]);
+    assert_eq!(o.status.code(), Some(0));
+    let parts = list_parts(&a).unwrap();
+    assert!(parts.len() >= 2);
+    let bytes = std::fs::read(&parts[0]).unwrap();
+    std::fs::write(&parts[0], &bytes[..bytes.len() / 2]).unwrap();
+    let dd = dir.path().join("dd");
+    let o = pipeline(&["dedup", a.to_str().unwrap(), "--out", dd.to_str().unwrap(), "--write-parts"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&parts[0].display().to_string()), "{stderr}");
+    assert!(!dd.join(".dedup-runs").exists());
+    let stats: Value = serde_json::from_slice(&std::fs::read(dd.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["failed"], 1, "{stats}");
+    // The other parts' records are all kept.
+    let later: usize = parts[1..].iter().map(|p| read_part(p).unwrap().len()).sum();
+    assert!(records(&dd).len() >= later);
+}

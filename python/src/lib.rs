@@ -84,11 +84,13 @@ impl Extractor {
         title_anchor_ratio: Option<f64>,
         furniture_escape_ratio: Option<f64>,
     ) -> PyResult<Self> {
-        let mut built =
-            scoring::build(scorer, model.as_deref(), bias).map_err(|e| ModelError::new_err(e.to_string()))?;
-        if let Some(t) = tag_bias {
-            built.set_tag_bias(t);
+        for (what, v) in [("bias", bias), ("tag_bias", tag_bias)] {
+            if let Some(v) = v.filter(|v| !v.is_finite()) {
+                return Err(PyValueError::new_err(format!("{what} must be a finite number, not {v}")));
+            }
         }
+        let built =
+            scoring::build(scorer, model.as_deref(), bias, tag_bias).map_err(|e| ModelError::new_err(e.to_string()))?;
         let options = ExtractOptions {
             hr_constraint: hr,
             clean,
@@ -106,6 +108,10 @@ impl Extractor {
             furniture_escape_ratio: furniture_escape_ratio.unwrap_or(ExtractOptions::default().furniture_escape_ratio),
             ..ExtractOptions::default()
         };
+        let problems = options.problems();
+        if !problems.is_empty() {
+            return Err(PyValueError::new_err(problems.join("; ")));
+        }
         let model_id = built.model_id();
         Ok(Extractor { scorer: built, options, fingerprinter: Fingerprinter::new(DedupOptions::default()), model_id })
     }
@@ -139,7 +145,12 @@ impl Extractor {
         let (bytes, charset): (&[u8], Option<String>) = if let Ok(b) = html.cast::<PyBytes>() {
             (b.as_bytes(), charset)
         } else if let Ok(s) = html.cast::<PyString>() {
-            (s.to_str()?.as_bytes(), Some("utf-8".to_string()))
+            // A str that is not valid Unicode (a lone surrogate) is a bad page, not a crash.
+            let text = s.to_str().map_err(|e| {
+                let at = url.as_deref().map(|u| format!("{u}: ")).unwrap_or_default();
+                ExtractionError::new_err(format!("{at}the page is not valid Unicode: {e}"))
+            })?;
+            (text.as_bytes(), Some("utf-8".to_string()))
         } else {
             return Err(PyValueError::new_err("html must be bytes or str"));
         };

@@ -1,6 +1,7 @@
 """Shared fixtures: the repository root, the `pipeline` binary (to compare with the CLI) and
 WARC files packed from the bundled example pages."""
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -11,16 +12,25 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "examples" / "pages").glob("*.html"))
 
 
+def _target_dir() -> Path:
+    """Cargo's target folder as cargo sees it (CARGO_TARGET_DIR, .cargo/config.toml …)."""
+    meta = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=ROOT, check=True, capture_output=True
+    )
+    return Path(json.loads(meta.stdout)["target_directory"])
+
+
 def _binary() -> Path:
     env = os.environ.get("PIPELINE_BIN")
     if env:
         return Path(env)
+    target = _target_dir()
     for profile in ("debug", "release"):
-        p = ROOT / "target" / profile / "pipeline"
+        p = target / profile / "pipeline"
         if p.exists():
             return p
     subprocess.run(["cargo", "build", "--bin", "pipeline"], cwd=ROOT, check=True)
-    return ROOT / "target" / "debug" / "pipeline"
+    return target / "debug" / "pipeline"
 
 
 @pytest.fixture(scope="session")

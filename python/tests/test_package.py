@@ -67,6 +67,14 @@ def test_bad_input_raises_with_the_rust_message(tmp_path):
         ap.extract(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", url="http://x.test/image")
     with pytest.raises(ValueError):
         ap.extract(12345)
+    # A str with a lone surrogate is not valid Unicode: a bad page, named by its URL.
+    with pytest.raises(ap.ExtractionError, match="x.test/surrogate"):
+        ap.extract("<p>broken \ud800 text</p>", url="http://x.test/surrogate")
+    # Non-finite numbers would give empty text on every page: refused up front.
+    for kwargs in ({"bias": float("nan")}, {"tag_bias": float("inf")}, {"extra_span_min": float("inf")},
+                   {"furniture_escape_ratio": float("nan")}):
+        with pytest.raises(ValueError):
+            ap.Extractor(**kwargs)
     with pytest.raises(ap.ModelError, match="unknown scorer"):
         ap.Extractor("no-such-scorer")
     with pytest.raises(ap.ModelError, match="needs a model file"):

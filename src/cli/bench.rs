@@ -47,7 +47,7 @@ pub fn exec(args: BenchArgs) -> anyhow::Result<Outcome> {
     }
     let (scorer, options) = args.extractor.build()?;
     let others: Vec<Box<dyn scoring::Scorer>> =
-        against.iter().map(|a| scoring::build(a, None, None)).collect::<Result<_, _>>()?;
+        against.iter().map(|a| scoring::build(a, None, None, None)).collect::<Result<_, _>>()?;
     let mut names = vec![args.extractor.scorer.clone()];
     names.extend(against.iter().map(|s| s.to_string()));
     let extractors: Vec<Extractor<'_>> = std::iter::once(scorer.as_ref())

@@ -29,9 +29,10 @@ pub struct DedupArgs {
     /// Also write the kept records as part-*.jsonl.zst.
     #[arg(long)]
     write_parts: bool,
-    /// MB of (band key, record) pairs held in memory before a sorted run is spilled to disk.
-    #[arg(long, default_value_t = 512)]
-    memory_mb: usize,
+    /// MB of (band key, record) pairs held in memory before a sorted run is spilled to disk
+    /// (1 to 1048576; memory is taken as pairs arrive, not reserved at start).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    memory_mb: u64,
 }
 
 pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
@@ -66,7 +67,7 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
     let job = DedupRun {
         inputs,
         out: out.clone(),
-        memory_budget: args.memory_mb.max(1) << 20,
+        memory_budget: usize::try_from(args.memory_mb << 20).unwrap_or(usize::MAX),
         write_parts: args.write_parts,
         sink: SinkOptions::default(),
     };
@@ -87,5 +88,9 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
         remote_out
             .map_or_else(|| out.join("removed.jsonl").display().to_string(), |u| u.join("removed.jsonl").to_string())
     );
+    if s.failed > 0 {
+        eprintln!("{} damaged part(s) or line(s) left out (named above)", s.failed);
+        return Ok(Outcome::SomeFailed);
+    }
     Ok(Outcome::Ok)
 }

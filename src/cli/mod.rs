@@ -137,10 +137,7 @@ pub struct ExtractorArgs {
 
 impl ExtractorArgs {
     pub fn build(&self) -> anyhow::Result<(Box<dyn Scorer>, ExtractOptions)> {
-        let mut scorer = scoring::build(&self.scorer, self.model.as_deref(), self.bias)?;
-        if let Some(t) = self.tag_bias {
-            scorer.set_tag_bias(t);
-        }
+        let scorer = scoring::build(&self.scorer, self.model.as_deref(), self.bias, self.tag_bias)?;
         let options = ExtractOptions {
             hr_constraint: self.hr,
             clean: self.clean,
@@ -159,6 +156,10 @@ impl ExtractorArgs {
             metadata: !self.no_metadata,
             ..ExtractOptions::default()
         };
+        let problems = options.problems();
+        if !problems.is_empty() {
+            anyhow::bail!("invalid extraction options:\n  {}", problems.join("\n  "));
+        }
         Ok((scorer, options))
     }
 }

@@ -223,11 +223,12 @@ impl Progress for Bar {
 
 pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
     let config = args.config()?;
-    let mut scorer =
-        scoring::build(&config.extractor.scorer, config.extractor.model.as_deref(), config.extractor.bias)?;
-    if let Some(t) = config.extractor.tag_bias {
-        scorer.set_tag_bias(t);
-    }
+    let scorer = scoring::build(
+        &config.extractor.scorer,
+        config.extractor.model.as_deref(),
+        config.extractor.bias,
+        config.extractor.tag_bias,
+    )?;
     let options = config.extractor.options();
     let extractor = Extractor::new(scorer.as_ref(), options);
     let fingerprinter = Fingerprinter::new(config.dedup);

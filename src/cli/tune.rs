@@ -79,7 +79,10 @@ fn values(list: &[String], what: &str) -> anyhow::Result<Vec<Option<f64>>> {
     list.iter()
         .map(|v| match v.trim() {
             "model" => Ok(None),
-            x => x.parse::<f64>().map(Some).map_err(|_| anyhow::anyhow!("--{what}: `{x}` is not a number")),
+            x => match x.parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(Some(v)),
+                _ => Err(anyhow::anyhow!("--{what}: `{x}` is not a finite number")),
+            },
         })
         .collect()
 }
@@ -109,8 +112,6 @@ fn onoff(list: &[String], what: &str) -> anyhow::Result<Vec<bool>> {
 }
 
 pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
-    let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
-    anyhow::ensure!(!entries.is_empty(), "no pages of split `{}` in {:?}", args.split, args.manifest);
     let default = ExtractOptions::default();
     let filters: &[(bool, bool)] =
         if args.try_filters_off { &[(true, true), (false, true), (true, false)] } else { &[(true, true)] };
@@ -149,13 +150,13 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     if let Some(p) = settings.iter().flat_map(|s| s.options.problems()).next() {
         anyhow::bail!("a grid value is out of range: {p}");
     }
+    // The grid is checked whole before any page is read.
+    let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
+    anyhow::ensure!(!entries.is_empty(), "no pages of split `{}` in {:?}", args.split, args.manifest);
     settings.sort_by_key(|s| !(s.bias.is_none() && s.tag_bias.is_none() && s.options == default));
     let n = settings.len();
     let build = |s: &Setting| {
-        let mut scorer = scoring::build(&args.scorer, args.model.as_deref(), s.bias)?;
-        if let Some(t) = s.tag_bias {
-            scorer.set_tag_bias(t);
-        }
+        let scorer = scoring::build(&args.scorer, args.model.as_deref(), s.bias, s.tag_bias)?;
         Ok(scorer)
     };
     let report = tune::tune(&entries, settings, args.threads, &build, |i, s, f1| {

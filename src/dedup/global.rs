@@ -72,9 +72,9 @@ impl PairSpill {
         let cap = (budget_bytes / 16).max(1024);
         Ok(PairSpill {
             dir: dir.to_path_buf(),
-            // Reserved once (untouched pages cost no memory): growing by doubling past `cap`
-            // would allocate twice the budget.
-            buf: Vec::with_capacity(cap),
+            // Grown as pairs come (see `push`), never past `cap`: a large budget costs
+            // nothing until the pairs are there.
+            buf: Vec::new(),
             cap,
             runs: Vec::new(),
             records: 0,
@@ -82,12 +82,25 @@ impl PairSpill {
         })
     }
 
+    /// Buffers one pair. The buffer doubles up to `cap` exactly (plain `Vec` growth would
+    /// overshoot to twice the budget), and a failed allocation is an error, not an abort.
+    fn push(&mut self, pair: (u64, u32)) -> io::Result<()> {
+        if self.buf.len() == self.buf.capacity() {
+            let want = (self.buf.capacity() * 2).max(4096).min(self.cap);
+            self.buf.try_reserve_exact(want - self.buf.len()).map_err(|e| {
+                io::Error::new(io::ErrorKind::OutOfMemory, format!("cannot hold {want} key pairs in memory: {e}"))
+            })?;
+        }
+        self.buf.push(pair);
+        Ok(())
+    }
+
     /// Adds the next record (numbered in call order) with its keys; returns its number.
     pub fn add(&mut self, keys: impl IntoIterator<Item = u64>) -> io::Result<u32> {
         let r = self.records;
         self.records = self.records.checked_add(1).ok_or_else(|| io::Error::other("more than 2^32 records"))?;
         for k in keys {
-            self.buf.push((k, r));
+            self.push((k, r))?;
             self.pairs += 1;
             if self.buf.len() >= self.cap {
                 self.spill()?;

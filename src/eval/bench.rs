@@ -209,8 +209,8 @@ mod tests {
             pages.push(BenchPage { id: format!("p{i}"), path });
         }
         pages.push(BenchPage { id: "gone".into(), path: dir.path().join("missing.html") });
-        let nb = scoring::build("nb", None, None).unwrap();
-        let simple = scoring::build("simple", None, None).unwrap();
+        let nb = scoring::build("nb", None, None, None).unwrap();
+        let simple = scoring::build("simple", None, None, None).unwrap();
         let (a, b) = (
             Extractor::new(nb.as_ref(), ExtractOptions::default()),
             Extractor::new(simple.as_ref(), ExtractOptions::default()),

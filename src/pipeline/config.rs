@@ -535,6 +535,11 @@ impl PipelineConfig {
             p.push(format!("extractor.model `{}` is not a file", m.display()));
         }
         p.extend(self.extractor.options().problems().into_iter().map(|e| format!("extractor.{e}")));
+        for (key, v) in [("bias", self.extractor.bias), ("tag_bias", self.extractor.tag_bias)] {
+            if let Some(v) = v.filter(|v| !v.is_finite()) {
+                p.push(format!("extractor.{key} must be a finite number, not {v}"));
+            }
+        }
         if let Some(spec) = &self.run.shard
             && let Err(e) = super::shard::Shard::parse(spec, |v| std::env::var(v).ok())
         {

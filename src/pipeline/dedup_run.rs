@@ -2,9 +2,22 @@
 //! more runs (a sharded root gives its shards in order), in bounded memory
 //! ([`crate::dedup::global`]). Records are taken in root / shard / part / line order; each
 //! cluster of records sharing an LSH band key or the exact-text hash keeps its first record.
-//! Writes `DEDUP/removed.jsonl` (`{"id", "duplicate_of"}`), `DEDUP/stats.json`, and with
-//! `write_parts` the kept records as `DEDUP/part-*.jsonl.zst`. The in-run
-//! `near_duplicate_of` marks are left as they are.
+//! Writes `DEDUP/removed.jsonl`, `DEDUP/stats.json`, and with `write_parts` the kept records
+//! as `DEDUP/part-*.jsonl.zst`. The in-run `near_duplicate_of` marks are left as they are.
+//!
+//! Ids are not unique across inputs (one URL fetched by two runs has one `url:` id), so a
+//! record is named by its place too: each line of `removed.jsonl` is
+//! `{"id", "part", "line", "duplicate_of", "duplicate_of_part", "duplicate_of_line"}`, where
+//! `part` is the part file as read and `line` is 1-based. Exact-id twins are removed like
+//! any other duplicate, by place, never as duplicates of themselves.
+//!
+//! **Rerunning.** `DEDUP/dedup.json` names the inputs and options. A second run into a folder
+//! holding the same dedup (finished, or killed at any point) starts it over, so it ends with
+//! the same files as one run; a folder holding anything else, or an output inside an input
+//! (which the pass would read back), is refused before anything is written.
+//!
+//! **Damage.** A part that cannot be read to its end, or a line that is not a record, is
+//! reported, counted in `failed`, and left out of both passes; the pass goes on.
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -30,6 +43,8 @@ pub struct DedupRun {
 /// Counts of a dedup pass (`DEDUP/stats.json`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DedupStats {
+    /// Parts cut short and lines that are not records (reported, left out).
+    pub failed: u64,
     pub parts: usize,
     pub records: u64,
     pub removed: u64,
@@ -57,6 +72,86 @@ struct SigFp {
     bands: Vec<String>,
 }
 
+/// `DEDUP/dedup.json`: what a dedup folder was made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DedupManifest {
+    version: u32,
+    /// The inputs' canonical paths, in order.
+    inputs: Vec<String>,
+    write_parts: bool,
+}
+
+const MANIFEST: &str = "dedup.json";
+const SPILL_DIR: &str = ".dedup-runs";
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Checks the output folder and makes it ready: refuses an output inside an input (or an
+/// input inside the output) and a non-empty folder that holds anything but this same dedup;
+/// clears what an earlier run of this same dedup left, then records the manifest.
+fn prepare_out(job: &DedupRun) -> Result<(), PipelineError> {
+    let refuse = |path: &Path, message: String| Err(PipelineError::State { path: path.to_path_buf(), message });
+    let out = canonical(&job.out);
+    let mut inputs = Vec::new();
+    for i in &job.inputs {
+        let c = canonical(i);
+        if out.starts_with(&c) || c.starts_with(&out) {
+            return refuse(
+                &job.out,
+                format!(
+                    "the dedup output overlaps the input `{}`: it would read its own records; choose another --out",
+                    i.display()
+                ),
+            );
+        }
+        inputs.push(c.display().to_string());
+    }
+    let manifest = DedupManifest { version: 1, inputs, write_parts: job.write_parts };
+    let state = |e: std::io::Error| PipelineError::State { path: job.out.clone(), message: e.to_string() };
+    let entries: Vec<PathBuf> = match std::fs::read_dir(&job.out) {
+        Ok(rd) => rd.flatten().map(|e| e.path()).collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(state(e)),
+    };
+    if !entries.is_empty() {
+        let earlier: Option<DedupManifest> =
+            std::fs::read(job.out.join(MANIFEST)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        if earlier.as_ref() != Some(&manifest) {
+            return refuse(
+                &job.out,
+                "the output folder is not empty and holds no earlier run of this same dedup (same inputs and \
+                 options): choose an empty --out"
+                    .into(),
+            );
+        }
+        // The same dedup, finished or killed: start it over, so the result is one run's.
+        for p in entries {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with("part-") || matches!(name, "removed.jsonl" | "stats.json") {
+                std::fs::remove_file(&p).map_err(state)?;
+            } else if name == SPILL_DIR {
+                std::fs::remove_dir_all(&p).map_err(state)?;
+            }
+        }
+    }
+    std::fs::create_dir_all(&job.out).map_err(state)?;
+    let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
+    crate::sink::write_atomic(&job.out.join(MANIFEST), &bytes)?;
+    Ok(())
+}
+
+/// Removes the spill folder however the pass ends.
+struct SpillGuard(PathBuf);
+
+impl Drop for SpillGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// The parts of the inputs in order: each input's own parts, then its `shard-*` folders'.
 pub fn input_parts(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, PipelineError> {
     fn io(p: &Path) -> impl Fn(std::io::Error) -> PipelineError + '_ {
@@ -79,20 +174,48 @@ pub fn input_parts(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, PipelineError> {
     Ok(parts)
 }
 
-/// Calls `f` with every line of every part, in order.
+/// Calls `f` with every line of every part, in order. A part that cannot be opened or read to
+/// its end is reported once (when `report`) and counted in `failed`; its lines read before the
+/// damage are given, so both passes see the same lines.
 fn each_line(
     parts: &[PathBuf],
+    report: bool,
+    failed: &mut u64,
     mut f: impl FnMut(&Path, usize, &str) -> Result<(), PipelineError>,
 ) -> Result<(), PipelineError> {
     for part in parts {
-        let err = |e: std::io::Error| PipelineError::State { path: part.clone(), message: e.to_string() };
-        let decoder = zstd::Decoder::new(std::fs::File::open(part).map_err(err)?).map_err(err)?;
+        let mut damaged = |line: usize, e: std::io::Error| {
+            if report {
+                *failed += 1;
+                tracing::warn!("{}: line {line}: unreadable, the rest of the part is left out: {e}", part.display());
+            }
+        };
+        let decoder = match std::fs::File::open(part).and_then(zstd::Decoder::new) {
+            Ok(d) => d,
+            Err(e) => {
+                damaged(0, e);
+                continue;
+            }
+        };
         for (n, line) in BufReader::with_capacity(1 << 20, decoder).lines().enumerate() {
-            let line = line.map_err(err)?;
-            f(part, n + 1, &line)?;
+            match line {
+                Ok(line) => f(part, n + 1, &line)?,
+                Err(e) => {
+                    damaged(n + 1, e);
+                    break;
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// A record's id and keys, or None for a line that is not a record.
+fn signature(line: &str) -> Option<(String, u64, Vec<u64>)> {
+    let sig: Sig = serde_json::from_str(line).ok()?;
+    let exact = hex(&sig.metadata.fingerprints.exact)?;
+    let bands = sig.metadata.fingerprints.bands.iter().map(|b| hex(b)).collect::<Option<Vec<u64>>>()?;
+    Some((sig.id, exact, bands))
 }
 
 fn hex(s: &str) -> Option<u64> {
@@ -103,28 +226,31 @@ fn hex(s: &str) -> Option<u64> {
 pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
     let t0 = Instant::now();
     let parts = input_parts(&job.inputs)?;
+    prepare_out(job)?;
     let state = |p: &Path, m: String| PipelineError::State { path: p.to_path_buf(), message: m };
-    std::fs::create_dir_all(&job.out).map_err(|e| state(&job.out, e.to_string()))?;
-    let spill_dir = job.out.join(".dedup-runs");
+    let spill_dir = job.out.join(SPILL_DIR);
+    let _cleanup = SpillGuard(spill_dir.clone());
     let mut spill = PairSpill::new(&spill_dir, job.memory_budget).map_err(|e| state(&spill_dir, e.to_string()))?;
+    let mut failed = 0u64;
     // Pass 1: every record's keys. The exact hash joins the band keys with a marker bit so
     // that it cannot collide with a band key by construction of the value.
-    each_line(&parts, |part, n, line| {
-        let sig: Sig = serde_json::from_str(line).map_err(|e| state(part, format!("line {n}: {e}")))?;
-        let bad = || state(part, format!("line {n}: fingerprints are not 16 hex digits"));
-        let exact = hex(&sig.metadata.fingerprints.exact).ok_or_else(bad)?;
-        let bands: Vec<u64> =
-            sig.metadata.fingerprints.bands.iter().map(|b| hex(b).ok_or_else(bad)).collect::<Result<_, _>>()?;
+    let mut bad_lines = 0u64;
+    each_line(&parts, true, &mut failed, |part, n, line| {
+        let Some((_, exact, bands)) = signature(line) else {
+            bad_lines += 1;
+            tracing::warn!("{}: line {n}: not a record with fingerprints; left out", part.display());
+            return Ok(());
+        };
         let keys = bands.into_iter().chain(std::iter::once(exact.rotate_left(1) ^ 0x9e37_79b9_7f4a_7c15));
         spill.add(keys).map_err(|e| state(&spill_dir, e.to_string()))?;
         Ok(())
     })?;
+    failed += bad_lines;
     let records = spill.records();
     let pairs = spill.pairs;
     let spilled_runs = spill.runs();
     let mut clusters = spill.cluster().map_err(|e| state(&spill_dir, e.to_string()))?;
-    let _ = std::fs::remove_dir(&spill_dir);
-    // Which records are the first of a cluster with duplicates (their ids are kept for pass 2).
+    // Which records are the first of a cluster with duplicates (their places are kept for pass 2).
     let mut is_root = vec![false; records as usize];
     let mut removed = 0u64;
     for i in 0..records {
@@ -139,20 +265,25 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
     let removed_path = job.out.join("removed.jsonl");
     let mut out =
         BufWriter::new(std::fs::File::create(&removed_path).map_err(|e| state(&removed_path, e.to_string()))?);
-    let mut root_ids: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
+    let mut roots: std::collections::HashMap<u32, (String, String, usize)> = std::collections::HashMap::new();
     let mut sink = if job.write_parts { Some(JsonlZstSink::open(&job.out, job.sink.clone())?) } else { None };
     let mut i = 0u32;
-    each_line(&parts, |part, n, line| {
-        let sig: Sig = serde_json::from_str(line).map_err(|e| state(part, format!("line {n}: {e}")))?;
+    let mut ignored = 0u64;
+    each_line(&parts, false, &mut ignored, |part, n, line| {
+        let Some((id, _, _)) = signature(line) else { return Ok(()) };
         let root = clusters.find(i);
+        let place = part.display().to_string();
         if root != i {
-            let of = root_ids.get(&root).cloned().unwrap_or_default();
-            serde_json::to_writer(&mut out, &serde_json::json!({"id": sig.id, "duplicate_of": of}))
-                .map_err(|e| state(&removed_path, e.to_string()))?;
+            let (of, of_part, of_line) = roots.get(&root).cloned().unwrap_or_default();
+            let entry = serde_json::json!({
+                "id": id, "part": place, "line": n,
+                "duplicate_of": of, "duplicate_of_part": of_part, "duplicate_of_line": of_line,
+            });
+            serde_json::to_writer(&mut out, &entry).map_err(|e| state(&removed_path, e.to_string()))?;
             out.write_all(b"\n").map_err(|e| state(&removed_path, e.to_string()))?;
         } else {
             if is_root[i as usize] {
-                root_ids.insert(i, sig.id);
+                roots.insert(i, (id, place, n));
             }
             if let Some(s) = sink.as_mut() {
                 let value: serde_json::Value =
@@ -170,6 +301,7 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
         s.flush_part()?;
     }
     let stats = DedupStats {
+        failed,
         parts: parts.len(),
         records: u64::from(records),
         removed,

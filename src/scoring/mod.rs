@@ -103,6 +103,8 @@ pub enum ScorerError {
     },
     #[error("scorer `{0}` takes no model file")]
     NoModelNeeded(String),
+    #[error("the {what} must be a finite number, not {value}")]
+    NotFinite { what: &'static str, value: f64 },
     #[error("scorer `{0}` needs a model file (train one with `pipeline train --learner ...`)")]
     ModelRequired(String),
     #[error("model `{path}` was trained by `{learner}`, not for scorer `{scorer}`")]
@@ -118,10 +120,24 @@ pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
 
 /// Builds a registered scorer by name, with an optional model file (else the built-in one)
 /// and an optional bias replacing the model's own.
-pub fn build(name: &str, model: Option<&Path>, bias: Option<f64>) -> Result<Box<dyn Scorer>, ScorerError> {
+pub fn build(
+    name: &str,
+    model: Option<&Path>,
+    bias: Option<f64>,
+    tag_bias: Option<f64>,
+) -> Result<Box<dyn Scorer>, ScorerError> {
+    // A NaN or infinite bias makes every token score NaN: empty text on every page.
+    for (what, v) in [("bias", bias), ("tag bias", tag_bias)] {
+        if let Some(v) = v.filter(|v| !v.is_finite()) {
+            return Err(ScorerError::NotFinite { what, value: v });
+        }
+    }
     let mut scorer = load(name, model)?;
     if let Some(b) = bias {
         scorer.set_bias(b);
+    }
+    if let Some(t) = tag_bias {
+        scorer.set_tag_bias(t);
     }
     Ok(scorer)
 }
