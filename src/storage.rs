@@ -57,7 +57,13 @@ impl S3Url {
     pub fn parse(s: &str) -> Result<S3Url, StorageError> {
         let rest = s.strip_prefix("s3://").ok_or_else(|| StorageError::BadUrl(s.to_string()))?;
         let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
-        if bucket.is_empty() || key.starts_with('/') || key.split('/').any(|c| c == "." || c == "..") {
+        // The key is used as it is (see `object_key`): refuse what no store holds.
+        let inner = key.strip_suffix('/').unwrap_or(key);
+        if bucket.is_empty()
+            || key.starts_with('/')
+            || key.chars().any(|c| c.is_control())
+            || (!inner.is_empty() && inner.split('/').any(|c| c.is_empty() || c == "." || c == ".."))
+        {
             return Err(StorageError::BadUrl(s.to_string()));
         }
         Ok(S3Url { bucket: bucket.to_string(), key: key.to_string() })
@@ -82,8 +88,11 @@ impl S3Url {
         S3Url { bucket: p.bucket, key: format!("{}{}", p.key, rel.trim_start_matches('/')) }
     }
 
+    /// The key exactly as written (`Key::from` would percent-encode `%`, `#`, `*` … once more,
+    /// so a key found by listing would be asked for under another name).
     fn object_key(&self) -> Key {
-        Key::from(self.key.trim_end_matches('/'))
+        let key = self.key.trim_end_matches('/');
+        Key::parse(key).unwrap_or_else(|_| Key::from(key))
     }
 }
 

@@ -264,3 +264,19 @@ fn non_finite_numbers_are_usage_errors_in_every_front_end() {
         assert!(!dir.path().join("o").exists(), "{bad}: the run started");
     }
 }
+
+#[test]
+fn feed_only_flags_with_warc_input_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = write(dir.path(), "w.warc", b"");
+    let out = dir.path().join("o");
+    for flag in [&["--once"][..], &["--delay-ms", "5"], &["--warc-out", "x"], &["--allow-private-addresses"]] {
+        let mut args = vec!["--warc", warc.as_str(), "--out", out.to_str().unwrap()];
+        args.extend(flag);
+        let o = pipeline(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag:?}: {stderr}");
+        assert!(stderr.contains(flag[0]) && stderr.contains("only apply to feeds runs"), "{stderr}");
+        assert!(!out.exists());
+    }
+}

@@ -176,7 +176,12 @@ fn an_s3_run_killed_and_rerun_without_its_disk_writes_every_record_once() {
     // Without --resume the same output is refused (exit 2), naming the state.
     let o = run(&work.path().join("stage3").display().to_string(), false).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("state.json"));
+    // Named by its s3:// location, not the staging folder's copy.
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("s3://crawl/out/state.json"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
@@ -352,4 +357,31 @@ fn a_large_file_goes_up_in_parts_and_a_dropped_read_resumes_at_its_offset() {
     // own resume is the bounded second line behind it.
     assert!(r.resumes() <= 1);
     assert!(back == data, "read bytes differ");
+}
+
+#[test]
+fn keys_with_unicode_percent_hash_and_star_are_read_and_written_as_named() {
+    let s3 = S3Server::start(&["crawl"]);
+    let a = warc(&s3.path("crawl", "in/ü x+%#*.warc.gz"), 0, 3);
+    let b = warc(&s3.path("crawl", "in/plain 50%.warc.gz"), 10, 2);
+    let work = tempfile::tempdir().unwrap();
+    let staging = work.path().join("staging").display().to_string();
+    let o = pipeline(&s3, &["--warc", "s3://crawl/in/", "--out", "s3://crawl/out/ü x+%/", "--staging", &staging])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // Stored under the prefix as written, not a percent-encoded copy of it.
+    let out = s3.path("crawl", "out/ü x+%");
+    assert!(
+        out.join("part-00000.jsonl.zst").is_file(),
+        "{:?}",
+        std::fs::read_dir(s3.path("crawl", "out")).unwrap().collect::<Vec<_>>()
+    );
+    let got = ids_under(&out);
+    assert_eq!(got.len(), a.len() + b.len(), "{got:?}");
+    // An object named directly, too.
+    let out2 = work.path().join("direct").display().to_string();
+    let o = pipeline(&s3, &["--warc", "s3://crawl/in/ü x+%#*.warc.gz", "--out", &out2]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(ids_under(Path::new(&out2)).len(), a.len());
 }

@@ -113,6 +113,26 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The feeds-only flags given on the command line.
+    fn feed_flags_given(&self) -> Vec<&'static str> {
+        [
+            ("--once", self.once),
+            ("--interval", self.interval.is_some()),
+            ("--warc-out", self.warc_out.is_some()),
+            ("--allow-private-addresses", self.allow_private_addresses),
+            ("--user-agent", self.user_agent.is_some()),
+            ("--delay-ms", self.delay_ms.is_some()),
+            ("--min-interval", self.min_interval.is_some()),
+            ("--max-interval", self.max_interval.is_some()),
+            ("--max-connections", self.max_connections.is_some()),
+            ("--per-host-connections", self.per_host_connections.is_some()),
+            ("--forget-after", self.forget_after.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
+    }
+
     pub fn wants_run(&self) -> bool {
         self.config.is_some() || !self.warc.is_empty() || !self.warc_list.is_empty() || self.feeds.is_some()
     }
@@ -147,6 +167,11 @@ impl RunArgs {
         }
         if let Some(f) = &mut c.feeds {
             apply_feed_flags(self, f);
+        } else {
+            let given = self.feed_flags_given();
+            if !given.is_empty() {
+                anyhow::bail!("{} only apply to feeds runs (--feeds), not to WARC input", given.join(", "));
+            }
         }
         if let Some(o) = &self.out {
             c.sink.out = o.clone();

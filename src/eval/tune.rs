@@ -94,8 +94,8 @@ pub struct TuneReport {
     /// Per setting: pooled F1 over all datasets, and F1 per dataset.
     pub scores: Vec<SettingScores>,
     pub folds: Vec<Fold>,
-    /// Mean over the folds of the left-out F1: the honest figure.
-    pub mean_left_out_f1: f64,
+    /// Mean over the folds of the left-out F1: the honest figure (None with one dataset).
+    pub mean_left_out_f1: Option<f64>,
     /// The setting chosen on all datasets together, and its (in-sample) pooled F1.
     pub chosen_on_all: usize,
     pub chosen_on_all_f1: f64,
@@ -139,7 +139,9 @@ pub fn lodo(settings: Vec<Setting>, pages: &[Vec<(String, PageMetrics)>]) -> Tun
             datasets: datasets.iter().map(|d| (d.clone(), pooled(s, &|x| x == d))).collect(),
         })
         .collect();
-    let folds: Vec<Fold> = datasets
+    // With one dataset nothing can be left out: no folds, no left-out mean.
+    let foldable: &[String] = if datasets.len() >= 2 { &datasets } else { &[] };
+    let folds: Vec<Fold> = foldable
         .iter()
         .map(|d| {
             let (chosen, others_f1) = best(&|x| x != d);
@@ -153,7 +155,7 @@ pub fn lodo(settings: Vec<Setting>, pages: &[Vec<(String, PageMetrics)>]) -> Tun
         })
         .collect();
     let mean_left_out_f1 =
-        if folds.is_empty() { 0.0 } else { folds.iter().map(|f| f.left_out_f1).sum::<f64>() / folds.len() as f64 };
+        (!folds.is_empty()).then(|| folds.iter().map(|f| f.left_out_f1).sum::<f64>() / folds.len() as f64);
     let (chosen_on_all, chosen_on_all_f1) = best(&|_| true);
     TuneReport { settings, datasets, scores, folds, mean_left_out_f1, chosen_on_all, chosen_on_all_f1 }
 }
@@ -212,7 +214,12 @@ pub fn format_report(r: &TuneReport) -> String {
             r.settings[f.chosen].flags()
         ));
     }
-    out.push_str(&format!("mean of the left-out folds: {:.3}\n", r.mean_left_out_f1));
+    match r.mean_left_out_f1 {
+        Some(m) => out.push_str(&format!("mean of the left-out folds: {m:.3}\n")),
+        None => {
+            out.push_str("one dataset: none can be left out, so there is no out-of-sample figure; give two or more\n")
+        }
+    }
     out.push_str(&format!(
         "chosen on all datasets: {} (in-sample pooled F1 {:.3})\n",
         r.settings[r.chosen_on_all].flags(),
@@ -273,9 +280,9 @@ mod tests {
         // Leaving a out: b (perfect under 0) and c (poor under 0) against 2 (good on both).
         assert_eq!(by["a"].chosen, 2);
         let mean = r.folds.iter().map(|f| f.left_out_f1).sum::<f64>() / 3.0;
-        assert!((r.mean_left_out_f1 - mean).abs() < 1e-12);
+        assert!((r.mean_left_out_f1.unwrap() - mean).abs() < 1e-12);
         assert_eq!(r.chosen_on_all, 2);
-        assert!(r.mean_left_out_f1 < r.chosen_on_all_f1 + 1e-12);
+        assert!(r.mean_left_out_f1.unwrap() < r.chosen_on_all_f1 + 1e-12);
         assert!(format_report(&r).contains("mean of the left-out folds"));
     }
 
@@ -286,5 +293,16 @@ mod tests {
         let r = lodo(vec![setting(0.1), setting(0.0), setting(0.2)], &pages);
         assert!(r.folds.iter().all(|f| f.chosen == 0));
         assert_eq!(r.chosen_on_all, 0);
+    }
+
+    #[test]
+    fn one_dataset_leaves_nothing_out_and_says_so() {
+        let pages = vec![vec![("a".into(), page(15, 3))], vec![("a".into(), page(18, 0))]];
+        let r = lodo(vec![setting(0.0), setting(0.1)], &pages);
+        assert!(r.folds.is_empty());
+        assert_eq!(r.mean_left_out_f1, None);
+        assert_eq!(r.chosen_on_all, 1);
+        let text = format_report(&r);
+        assert!(!text.contains("mean of the left-out folds") && text.contains("none can be left out"), "{text}");
     }
 }

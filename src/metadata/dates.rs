@@ -208,6 +208,11 @@ pub fn parse(value: &str) -> Option<Date> {
     if v.is_empty() || v.len() > 200 {
         return None;
     }
+    // A signed year (ISO 8601's expanded form: `-2020-01-01` is 2021 BCE) is no publication
+    // date; the text search below would read it as 2020.
+    if v.len() > 1 && v.starts_with(['-', '+']) && v.as_bytes()[1].is_ascii_digit() {
+        return None;
+    }
     if let Some(c) = ISO.captures(v) {
         let num = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u16>().ok());
         if let Some(mut d) = Date::new(num(1)?, num(2)? as u8, num(3)? as u8) {
@@ -393,6 +398,14 @@ mod tests {
         assert_eq!(day("24.11.2026"), Some("2026-11-24".into()));
         assert_eq!(day("11/24/2026"), Some("2026-11-24".into()));
         assert_eq!(day("05/04/2026"), Some("2026-04-05".into()), "day first when both could be");
+    }
+
+    #[test]
+    fn signed_years_are_no_dates() {
+        for v in ["-2020-01-01", "+2020-01-01", "-2020-01-01T10:00:00Z", " -20200101"] {
+            assert_eq!(parse(v), None, "{v}");
+        }
+        assert_eq!(day("2020-01-01"), Some("2020-01-01".into()));
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub enum PipelineError {
 pub trait OutputMirror: Sync {
     /// `path` (inside the output folder) was just written or committed.
     fn publish(&self, path: &Path) -> Result<(), PipelineError>;
+    /// Where the file at `path` (inside the output folder) lives for the user: its remote
+    /// location, which is what messages name.
+    fn shown(&self, path: &Path) -> PathBuf;
 }
 
 /// Counters of a run, written to `OUT/stats.json`. Cumulative over resumed runs.
@@ -203,7 +206,10 @@ impl RunContext<'_> {
     /// looks at every mode's files, not the current one's only, so a `--warc` run cannot add
     /// parts to a feeds run's folder and overwrite its `stats.json`.
     fn check_fresh(&self, state_file: &str) -> Result<(), PipelineError> {
-        let refuse = |path: PathBuf, message: &str| Err(PipelineError::State { path, message: message.into() });
+        // Named as the user knows it: the s3:// location of a remote output, not its staging.
+        let shown = |path: PathBuf| self.mirror.map_or_else(|| path.clone(), |m| m.shown(&path));
+        let refuse =
+            |path: PathBuf, message: &str| Err(PipelineError::State { path: shown(path), message: message.into() });
         for other in STATE_FILES.iter().filter(|f| **f != state_file) {
             let path = self.out.join(other);
             if path.exists() {

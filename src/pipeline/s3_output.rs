@@ -91,6 +91,13 @@ impl OutputMirror for S3Output {
         }
         Ok(())
     }
+
+    fn shown(&self, path: &Path) -> PathBuf {
+        match path.strip_prefix(&self.local) {
+            Ok(rel) => PathBuf::from(self.remote.join(&rel.to_string_lossy().replace('\\', "/")).to_string()),
+            Err(_) => path.to_path_buf(),
+        }
+    }
 }
 
 /// Downloads the run files under `remote` (shard folders included) into `local`, keeping
