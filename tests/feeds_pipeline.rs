@@ -478,6 +478,15 @@ fn kill_9_during_a_feeds_run_then_resume_writes_every_article_once() {
     let unique: HashSet<&String> = urls.iter().collect();
     assert_eq!(unique.len(), urls.len(), "an article was written twice");
     assert_eq!(urls.len(), 300, "an article was lost");
+    // Per-host counts are of committed articles, not of fetches: an article fetched again
+    // after the kill counts once.
+    let st = pipeline(&["status", out.to_str().unwrap(), "--json"]);
+    let st: Value = serde_json::from_slice(&st.stdout).unwrap();
+    let hosts = st["stats"]["hosts"].as_object().unwrap();
+    assert_eq!(hosts.len(), 1, "{st}");
+    let host = hosts.values().next().unwrap();
+    assert_eq!(host["fetched"], 300, "{st}");
+    assert_eq!(st["articles"]["done"], 300, "{st}");
 }
 
 #[test]

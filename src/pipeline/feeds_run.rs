@@ -23,7 +23,7 @@ use url::Url;
 use super::config::FeedsConfig;
 use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink::record::Source;
-use crate::sources::fetch::{Fetched, Fetcher, Trust};
+use crate::sources::fetch::{FetchError, Fetched, Fetcher, Trust};
 use crate::sources::frontier::{Frontier, FrontierLimits};
 use crate::sources::poll_schedule::{FeedHealth, GONE_AFTER, PollHints, PollPolicy, PollResult, max_age, next_poll};
 use crate::sources::warc_writer::{Exchange, WarcWriter};
@@ -101,13 +101,33 @@ struct FeedsCheckpoint<'a> {
     batch: Vec<String>,
     /// Articles whose fetch failed transiently since the last part.
     retry: Vec<String>,
+    /// Per-host counts of the articles since the last part.
+    hosts: std::collections::HashMap<String, super::HostStats>,
+}
+
+impl FeedsCheckpoint<'_> {
+    fn tally(&mut self, t: &super::HostTally) {
+        let h = self.hosts.entry(t.host.clone()).or_default();
+        h.fetched += u64::from(t.fetched);
+        h.failed += u64::from(t.failed);
+        h.bytes += t.bytes;
+        if let Some(r) = &t.reason {
+            *h.reasons.entry(r.clone()).or_default() += 1;
+        }
+    }
 }
 
 impl Checkpoint for FeedsCheckpoint<'_> {
     fn processed(&mut self, origin: &Origin) {
         match origin {
-            Origin::Url(u) => self.batch.push(u.clone()),
-            Origin::UrlRetry(u) => self.retry.push(u.clone()),
+            Origin::Url(u, t) => {
+                self.batch.push(u.clone());
+                self.tally(t);
+            }
+            Origin::UrlRetry(u, t) => {
+                self.retry.push(u.clone());
+                self.tally(t);
+            }
             _ => {}
         }
     }
@@ -131,12 +151,32 @@ impl Checkpoint for FeedsCheckpoint<'_> {
             for u in &self.retry {
                 st.execute(params![u, MAX_ATTEMPTS]).map_err(&e)?;
             }
+            // The hosts' counts of exactly these articles, in the same transaction.
+            let mut read = tx.prepare_cached("SELECT reasons FROM hosts WHERE host = ?1").map_err(&e)?;
+            let mut write = tx
+                .prepare_cached(
+                    "INSERT INTO hosts (host, fetched, failed, bytes, reasons) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT(host) DO UPDATE SET fetched = fetched + excluded.fetched,
+                         failed = failed + excluded.failed, bytes = bytes + excluded.bytes, reasons = excluded.reasons",
+                )
+                .map_err(&e)?;
+            for (host, h) in &self.hosts {
+                let old: Option<String> = read.query_row(params![host], |r| r.get(0)).optional().map_err(&e)?;
+                let mut reasons: std::collections::BTreeMap<String, u64> =
+                    old.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default();
+                for (k, v) in &h.reasons {
+                    *reasons.entry(k.clone()).or_default() += v;
+                }
+                let reasons = serde_json::to_string(&reasons).expect("reasons serialise");
+                write.execute(params![host, h.fetched as i64, h.failed as i64, h.bytes as i64, reasons]).map_err(&e)?;
+            }
         }
         let json = serde_json::to_string(stats).expect("stats serialise");
         tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('stats', ?1)", params![json]).map_err(&e)?;
         tx.commit().map_err(&e)?;
         self.batch.clear();
         self.retry.clear();
+        self.hosts.clear();
         Ok(())
     }
 }
@@ -178,7 +218,8 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
     let output = ctx.open_output()?;
-    let mut checkpoint = FeedsCheckpoint { conn, path: &db_path, batch: Vec::new(), retry: Vec::new() };
+    let mut checkpoint =
+        FeedsCheckpoint { conn, path: &db_path, batch: Vec::new(), retry: Vec::new(), hosts: Default::default() };
     let fetcher = Fetcher::new(run.feeds.fetch_options()).map_err(|e| PipelineError::Source(e.to_string()))?;
     let warc_out = match &run.feeds.warc_out {
         Some(dir) => {
@@ -243,6 +284,21 @@ struct Crawl {
     config: FeedsConfig,
     warc: Option<Mutex<WarcWriter>>,
     shard: Option<super::shard::Shard>,
+}
+
+/// The text of a panic's payload.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
+}
+
+/// What an article's fetch gave its host (counted when the article commits).
+fn host_tally(host: &str, event: &SourceEvent, bytes: Option<u64>) -> super::HostTally {
+    let (fetched, failed, reason) = match event {
+        SourceEvent::Page(_) => (true, false, None),
+        SourceEvent::Skipped { reason } => (bytes.is_some(), false, Some(format!("skipped:{reason}"))),
+        SourceEvent::Failed { reason, .. } => (false, true, Some(format!("failed:{reason}"))),
+    };
+    super::HostTally { host: host.to_string(), fetched, failed, reason, bytes: bytes.unwrap_or(0) }
 }
 
 /// A failed input: its reason and a message naming it.
@@ -395,8 +451,14 @@ impl Crawl {
                             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
                         })
                         .map_err(&e)?;
+                    // `queued` holds what is queued, in flight, or fetched and not yet
+                    // committed: all still pending here. What is no longer pending (its part
+                    // committed) leaves it, so it stays as small as the pending set instead of
+                    // growing with every article since the start of a continuous run.
+                    let mut pending_now = std::collections::HashSet::new();
                     for row in rows {
                         let (url, feed, item) = row.map_err(&e)?;
+                        pending_now.insert(url.clone());
                         if resting.contains_key(&url) || queued.contains(&url) {
                             continue;
                         }
@@ -408,6 +470,7 @@ impl Crawl {
                             now,
                         );
                     }
+                    queued.retain(|u| pending_now.contains(u));
                 }
                 // Start whatever may start: ready hosts, free connections.
                 while let Some((host, work)) = frontier.pop(now) {
@@ -417,8 +480,14 @@ impl Crawl {
                         Work::Poll(n) => validators(&conn, &this.feeds[*n]).map_err(&e)?,
                         Work::Article(..) => None,
                     };
-                    tasks.spawn(async move {
-                        let done = match work {
+                    // What to report if the task panics (a bug): the host's turn must end and
+                    // the unit must get an outcome, or `--once` would wait for it for ever.
+                    let unit = match &work {
+                        Work::Poll(n) => Err(*n),
+                        Work::Article(url, ..) => Ok(url.clone()),
+                    };
+                    let task = async move {
+                        match work {
                             Work::Poll(n) => {
                                 let feed = this.feeds[n].clone();
                                 let v = validators.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
@@ -433,7 +502,25 @@ impl Crawl {
                                 let (event, transient, bytes) = this.article(&url, &feed, item).await;
                                 Done::Article(url, event, transient, bytes)
                             }
-                        };
+                        }
+                    };
+                    tasks.spawn(async move {
+                        use futures_util::FutureExt;
+                        let done = std::panic::AssertUnwindSafe(task).catch_unwind().await.unwrap_or_else(|p| {
+                            let why = panic_message(p.as_ref());
+                            match unit {
+                                Err(n) => Done::Poll(n, Err(FetchError::Internal { message: why })),
+                                Ok(url) => {
+                                    let message = format!("{url}: internal error (please report it): {why}");
+                                    Done::Article(
+                                        url,
+                                        SourceEvent::Failed { reason: "internal_error", message },
+                                        false,
+                                        None,
+                                    )
+                                }
+                            }
+                        });
                         (host, done)
                     });
                 }
@@ -498,7 +585,7 @@ impl Crawl {
                             let parsed = Url::parse(&url).ok();
                             let ready = parsed.as_ref().map(|u| this.ready_at(u)).unwrap_or_else(Instant::now);
                             frontier.done(&host, ready);
-                            this.count_host(&conn, &host, &event, bytes)?;
+                            let tally = host_tally(&host, &event, bytes);
                             let origin = if transient {
                                 // Pending still: tried again after a rest (in --once mode, by
                                 // the next run), counted as an attempt when the part commits.
@@ -509,11 +596,11 @@ impl Crawl {
                                     let rest = Duration::from_secs(this.config.min_interval_secs.max(60));
                                     resting.insert(url.clone(), Instant::now() + rest);
                                 }
-                                Origin::UrlRetry(url)
+                                Origin::UrlRetry(url, tally)
                             } else {
                                 // Marked done when its part commits; it stays in `queued` so
                                 // that it is not fetched again before that.
-                                Origin::Url(url)
+                                Origin::Url(url, tally)
                             };
                             // Blocking send: the engine's bounded channel is the backpressure.
                             if !tx.send(origin, Some(event)) {
@@ -564,6 +651,9 @@ impl Crawl {
         let feed = slot.url.clone();
         let elapsed = slot.last_poll.map(|t| Duration::from_secs((now_unix - t).max(1) as u64));
         let status = result.as_ref().ok().map(|f| f.status);
+        // One transaction for the whole poll: a feed of 100,000 items is one commit (one
+        // fsync), not one per item.
+        let tx = conn.unchecked_transaction().map_err(&e)?;
         let (outcome, new_items, failed, validators) = match poll_result(&feed, result) {
             Ok(Some(parsed)) => {
                 let mut new = 0;
@@ -642,41 +732,11 @@ impl Crawl {
             )
             .map_err(&e)?;
         }
+        tx.commit().map_err(&e)?;
         Ok((new_items, failed))
     }
 
     /// Per-host counts in `hosts`: fetched, failed (by reason), bytes.
-    fn count_host(
-        &self,
-        conn: &Connection,
-        host: &str,
-        event: &SourceEvent,
-        bytes: Option<u64>,
-    ) -> Result<(), PipelineError> {
-        let e = db_err(&self.db_path);
-        let (fetched, reason) = match event {
-            SourceEvent::Page(_) => (1, None),
-            SourceEvent::Skipped { reason } => (u32::from(bytes.is_some()), Some(("skipped", *reason))),
-            SourceEvent::Failed { reason, .. } => (0, Some(("failed", *reason))),
-        };
-        conn.execute(
-            "INSERT INTO hosts (host, fetched, failed, bytes) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT(host) DO UPDATE SET fetched = fetched + excluded.fetched, failed = failed + excluded.failed,
-                 bytes = bytes + excluded.bytes",
-            params![host, fetched, u32::from(matches!(reason, Some(("failed", _)))), bytes.unwrap_or(0) as i64],
-        )
-        .map_err(&e)?;
-        if let Some((kind, r)) = reason {
-            let key = format!("$.\"{kind}:{r}\"");
-            conn.execute(
-                "UPDATE hosts SET reasons = json_set(reasons, ?2, coalesce(json_extract(reasons, ?2), 0) + 1) WHERE host = ?1",
-                params![host, key],
-            )
-            .map_err(&e)?;
-        }
-        Ok(())
-    }
-
     fn archive(&self, f: &Fetched) {
         if let Some(w) = &self.warc {
             let response = f.raw_response();

@@ -128,13 +128,27 @@ pub enum Origin {
     /// cut short, or a read failed) at this event ordinal, the number of its events that were
     /// read whole; it stays pending, to be read again from there.
     FileDone { file: usize, cut: Option<u64> },
-    /// An article URL of feeds mode.
-    Url(String),
+    /// An article URL of feeds mode, and what its fetch gave its host.
+    Url(String, HostTally),
     /// An article URL of feeds mode whose fetch failed for a reason that may pass (timeout,
     /// network, 5xx, robots.txt unavailable): it stays pending, to be tried again.
-    UrlRetry(String),
+    UrlRetry(String, HostTally),
     /// Anything else (a feed that failed to poll).
     Other,
+}
+
+/// What one article fetch gave its host. Counted into the run's per-host stats when the
+/// article's outcome commits, in the same transaction, so a fetch redone after a crash is
+/// counted once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostTally {
+    pub host: String,
+    /// A response was received (a page, or a page skipped for its type or status).
+    pub fetched: bool,
+    pub failed: bool,
+    /// `failed:<reason>` or `skipped:<reason>`.
+    pub reason: Option<String>,
+    pub bytes: u64,
 }
 
 /// Live progress for a terminal display.

@@ -241,7 +241,7 @@ impl Checkpoint for WarcCheckpoint<'_> {
                     }
                 }
             }
-            Origin::Url(_) | Origin::UrlRetry(_) | Origin::Other => {}
+            Origin::Url(..) | Origin::UrlRetry(..) | Origin::Other => {}
         }
     }
 

@@ -143,6 +143,9 @@ pub enum FetchError {
     Scheme { url: String },
     #[error("{url}: {message}")]
     Network { url: String, message: String },
+    /// A bug: the task doing the fetch panicked.
+    #[error("internal error (please report it): {message}")]
+    Internal { message: String },
 }
 
 impl FetchError {
@@ -164,6 +167,7 @@ impl FetchError {
             FetchError::RedirectScheme { .. } => "bad_redirect",
             FetchError::Scheme { .. } => "bad_url",
             FetchError::Network { .. } => "network",
+            FetchError::Internal { .. } => "internal_error",
         }
     }
 }
