@@ -103,8 +103,10 @@ fn train_eval_and_extract_with_every_block_scorer() {
         let (html, _) = page(7);
         let p = write(dir.path(), "x.html", html.as_bytes());
         let out = pipeline(&["extract", "--scorer", learner, "--model", &model, &p]);
+        assert_eq!(out.status.code(), Some(0), "{learner}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("paragraph 0") && text.contains("paragraph 3"), "{learner}: {text}");
+        assert!(!text.contains("Buy now and save on insurance"), "{learner}: the advert was kept: {text}");
         assert!(!text.contains("Privacy"), "{learner}: {text}");
     }
 }

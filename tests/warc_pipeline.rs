@@ -409,7 +409,9 @@ fn an_output_folder_of_another_run_is_refused_whatever_the_mode() {
     mixed_warc(&warc);
     // A feeds run (its feed unreachable) leaves its state in `feeds-out`.
     let feeds = dir.path().join("feeds.txt");
-    std::fs::write(&feeds, "http://127.0.0.1:9/feed.xml\n").unwrap();
+    // A loopback port nothing listens on (bound, then released), not a fixed one.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    std::fs::write(&feeds, format!("http://127.0.0.1:{port}/feed.xml\n")).unwrap();
     let feeds_out = dir.path().join("feeds-out");
     let o = pipeline(&["--feeds", feeds.to_str().unwrap(), "--once", "--out", feeds_out.to_str().unwrap()]);
     assert!(feeds_out.join("state.sqlite").exists(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -487,7 +489,10 @@ fn shards_run_side_by_side_cover_every_input_once_and_a_killed_shard_resumes() {
     let big_shard = (0..3).find(|&k| Shard { k, n: 3 }.owns(&input_key(&files[6]))).unwrap();
     let big_out = root.join(format!("shard-{big_shard:05}"));
     assert!(wait_for_parts(&big_out, 1, &mut children[big_shard]), "the shard finished before it could be killed");
-    children[big_shard].kill().unwrap();
+    // It may end between the check and the kill: kill only a running process.
+    if children[big_shard].try_wait().unwrap().is_none() {
+        children[big_shard].kill().unwrap();
+    }
     children[big_shard].wait().unwrap();
     for (k, c) in children.into_iter().enumerate() {
         if k != big_shard {

@@ -463,12 +463,20 @@ impl Crawl {
                             continue;
                         }
                         let Ok(parsed) = Url::parse(&url) else { continue };
+                        let host = crate::sources::frontier::host_key(&parsed);
+                        // Refused without asking the network (a private address, a bad
+                        // scheme): settled here, not queued for a turn on its host.
+                        if let Err(err) = this.fetcher.precheck(&parsed, Trust::Feed) {
+                            queued.insert(url.clone());
+                            let event = SourceEvent::Failed { reason: err.reason(), message: err.to_string() };
+                            let tally = host_tally(&host, &event, None);
+                            if !tx.send(Origin::Url(url, tally), Some(event)) {
+                                return Ok(());
+                            }
+                            continue;
+                        }
                         queued.insert(url.clone());
-                        frontier.push(
-                            &crate::sources::frontier::host_key(&parsed),
-                            Work::Article(url, feed, item),
-                            now,
-                        );
+                        frontier.push(&host, Work::Article(url, feed, item), now);
                     }
                     queued.retain(|u| pending_now.contains(u));
                 }

@@ -314,6 +314,23 @@ impl Fetcher {
             .clone()
     }
 
+    /// The checks of [`Fetcher::fetch`] that need no network: the scheme, and for a URL from a
+    /// feed an IP literal or loopback name the guard refuses. A crawl settles such links at
+    /// once instead of queuing them for a host turn.
+    pub fn precheck(&self, url: &Url, trust: Trust) -> Result<(), FetchError> {
+        let shown = || url.to_string();
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err(FetchError::Scheme { url: shown() });
+        }
+        if trust == Trust::Feed
+            && !self.options.allow_private_addresses
+            && let Some(why) = literal_forbidden(url)
+        {
+            return Err(FetchError::Blocked { url: shown(), why });
+        }
+        Ok(())
+    }
+
     /// Fetches `url` (with optional conditional-GET validators), waiting its turn on its host.
     pub async fn fetch(
         &self,
@@ -322,13 +339,7 @@ impl Fetcher {
         validators: Option<(&str, &str)>,
     ) -> Result<Fetched, FetchError> {
         let shown = url.to_string();
-        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-            return Err(FetchError::Scheme { url: shown });
-        }
-        let guarded = trust == Trust::Feed && !self.options.allow_private_addresses;
-        if guarded && let Some(why) = literal_forbidden(url) {
-            return Err(FetchError::Blocked { url: shown, why });
-        }
+        self.precheck(url, trust)?;
         let key = super::frontier::host_key(url);
         let state = self.host_state(&key);
         // The host's lock is held to read robots.txt and to take a turn, not for the

@@ -17,11 +17,15 @@ use axum::response::Response;
 /// Every request: (host index, path, arrival).
 pub type Log = Arc<Mutex<Vec<(usize, String, Instant)>>>;
 
+/// Every article link any feed response listed (full URLs).
+pub type Listed = Arc<Mutex<std::collections::HashSet<String>>>;
+
 #[derive(Clone)]
 struct Host {
     index: usize,
     base: String,
     log: Log,
+    listed: Listed,
     /// Articles listed by /feed-N.xml: `per_feed` each.
     per_feed: usize,
     /// For /grow-N.xml: items appear over time, N per second since `start`.
@@ -35,6 +39,7 @@ struct Host {
 pub struct Hosts {
     pub bases: Vec<String>,
     pub log: Log,
+    pub listed: Listed,
     pub busy: Vec<Arc<Mutex<(u32, u32)>>>,
     _rt: tokio::runtime::Runtime,
 }
@@ -47,6 +52,7 @@ pub fn start(n: usize, per_feed: usize) -> Hosts {
 pub fn start_with(n: usize, per_feed: usize, slow: &[(usize, Duration)]) -> Hosts {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let log: Log = Arc::default();
+    let listed: Listed = Arc::default();
     let t0 = Instant::now();
     let mut bases = Vec::new();
     let mut busy = Vec::new();
@@ -56,13 +62,22 @@ pub fn start_with(n: usize, per_feed: usize, slow: &[(usize, Duration)]) -> Host
         let base = format!("http://{}", listener.local_addr().unwrap());
         let b = Arc::new(Mutex::new((0, 0)));
         let slow = slow.iter().find(|(h, _)| *h == i).map(|(_, d)| *d).unwrap_or_default();
-        let host = Host { index: i, base: base.clone(), log: log.clone(), per_feed, start: t0, busy: b.clone(), slow };
+        let host = Host {
+            index: i,
+            base: base.clone(),
+            log: log.clone(),
+            listed: listed.clone(),
+            per_feed,
+            start: t0,
+            busy: b.clone(),
+            slow,
+        };
         let app = axum::Router::new().fallback(handle).with_state(host);
         rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
         bases.push(base);
         busy.push(b);
     }
-    Hosts { bases, log, busy, _rt: rt }
+    Hosts { bases, log, listed, busy, _rt: rt }
 }
 
 fn page(title: &str) -> String {
@@ -74,8 +89,11 @@ fn page(title: &str) -> String {
     )
 }
 
-fn rss(items: impl Iterator<Item = String>) -> Response {
-    let items: String = items.map(|l| format!("<item><title>t</title><link>{l}</link></item>")).collect();
+/// A feed of `links`, each noted in `listed` as the response is made.
+fn rss(listed: &Listed, links: impl Iterator<Item = String>) -> Response {
+    let links: Vec<String> = links.collect();
+    listed.lock().unwrap().extend(links.iter().cloned());
+    let items: String = links.iter().map(|l| format!("<item><title>t</title><link>{l}</link></item>")).collect();
     Response::builder()
         .header("content-type", "application/rss+xml")
         .body(Body::from(format!(
@@ -109,13 +127,13 @@ async fn respond(h: &Host, path: &str) -> Response {
         return Response::builder().status(410).body(Body::empty()).unwrap();
     }
     if let Some(feed) = path.strip_prefix("/feed-").and_then(|p| p.strip_suffix(".xml")) {
-        return rss((0..h.per_feed).map(|i| format!("{base}/a/{feed}/{i}")));
+        return rss(&h.listed, (0..h.per_feed).map(|i| format!("{base}/a/{feed}/{i}")));
     }
     if let Some(rate) = path.strip_prefix("/grow-").and_then(|p| p.strip_suffix(".xml")) {
         // `rate` new items per 10 seconds since the server started; the newest 20 listed.
         let rate: u64 = rate.parse().unwrap();
         let n = h.start.elapsed().as_millis() as u64 * rate / 10_000 + 1;
-        return rss((n.saturating_sub(20)..n).rev().map(|i| format!("{base}/g/{rate}/{i}")));
+        return rss(&h.listed, (n.saturating_sub(20)..n).rev().map(|i| format!("{base}/g/{rate}/{i}")));
     }
     if path.starts_with("/a/") || path.starts_with("/g/") {
         return Response::builder()
