@@ -239,10 +239,22 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(s3.path("ccdata", "dedup/removed.jsonl").exists());
     assert_eq!(ids_under(&s3.path("ccdata", "dedup")), got, "no near duplicates among distinct pages: all kept");
-    // Rerunning a finished shard reads nothing again and writes nothing new.
+    // Rerunning a finished shard reads nothing again and writes nothing new: its cumulative
+    // stats count no new input and no new part.
+    let stats = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(s3.path("ccdata", "out/shard-00001/stats.json")).unwrap()).unwrap()
+    };
+    let before = stats();
+    assert!(before["records_in"].as_u64().unwrap() > 0);
     let o = shard_run("1/2", "again").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(ids_under(&s3.path("ccdata", "out")), got);
+    let after = stats();
+    assert_eq!(
+        (&after["records_in"], &after["parts"], &after["html_bytes"]),
+        (&before["records_in"], &before["parts"], &before["html_bytes"]),
+        "the rerun read inputs again"
+    );
 }
 
 #[test]
@@ -276,10 +288,30 @@ fn a_missing_object_is_one_failed_input_named_and_the_run_goes_on() {
     assert!(got.values().all(|&n| n == 1), "{got:?}");
 }
 
+/// What the proxy saw of the requests: Range headers and multipart part numbers, in order.
+type Seen = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// Notes the `range: bytes=…` headers and `partNumber=N` query parameters of request bytes.
+fn note_requests(bytes: &[u8], seen: &Seen) {
+    let text = String::from_utf8_lossy(bytes);
+    for line in text.split("\r\n") {
+        let lower = line.to_ascii_lowercase();
+        if let Some(r) = lower.strip_prefix("range: ") {
+            seen.lock().unwrap().push(format!("range {}", r.trim()));
+        }
+        if lower.starts_with("put ")
+            && let Some(n) = lower.split("partnumber=").nth(1)
+        {
+            let n: String = n.chars().take_while(char::is_ascii_digit).collect();
+            seen.lock().unwrap().push(format!("part {n}"));
+        }
+    }
+}
+
 /// A proxy in front of the server that, once, cuts a connection after `cut` bytes of
 /// response (a connection dropped in the middle of an object); every other connection passes
-/// whole. The flag says whether the cut happened.
-fn cutting_proxy(upstream: &str, cut: usize) -> (String, Arc<AtomicBool>, tokio::runtime::Runtime) {
+/// whole. The flag says whether the cut happened; `Seen` what the requests asked for.
+fn cutting_proxy(upstream: &str, cut: usize) -> (String, Arc<AtomicBool>, Seen, tokio::runtime::Runtime) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
@@ -287,16 +319,31 @@ fn cutting_proxy(upstream: &str, cut: usize) -> (String, Arc<AtomicBool>, tokio:
     let upstream = upstream.trim_start_matches("http://").to_string();
     let done = Arc::new(AtomicBool::new(false));
     let flag = done.clone();
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
     rt.spawn(async move {
         loop {
             let Ok((client, _)) = listener.accept().await else { continue };
             let upstream = upstream.clone();
             let done = flag.clone();
+            let log = log.clone();
             tokio::spawn(async move {
                 let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
                 let (mut cr, mut cw) = client.into_split();
                 let (mut sr, mut sw) = server.into_split();
-                tokio::spawn(async move { tokio::io::copy(&mut cr, &mut sw).await });
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 << 10];
+                    loop {
+                        let n = match cr.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        note_requests(&buf[..n], &log);
+                        if sw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                });
                 let mut sent = 0;
                 let mut buf = vec![0u8; 64 << 10];
                 loop {
@@ -316,7 +363,7 @@ fn cutting_proxy(upstream: &str, cut: usize) -> (String, Arc<AtomicBool>, tokio:
             });
         }
     });
-    (addr, done, rt)
+    (addr, done, seen, rt)
 }
 
 #[test]
@@ -324,7 +371,7 @@ fn a_large_file_goes_up_in_parts_and_a_dropped_read_resumes_at_its_offset() {
     use article_pipeline::storage::{self, S3Reader, S3Settings, S3Url};
     use std::io::Read;
     let s3 = S3Server::start(&["big"]);
-    let (proxy, cut, _rt) = cutting_proxy(&s3.endpoint, 3 << 20);
+    let (proxy, cut, seen, _rt) = cutting_proxy(&s3.endpoint, 3 << 20);
     storage::configure(S3Settings {
         endpoint: Some(proxy),
         access_key_id: Some(s3_server::ACCESS_KEY.into()),
@@ -347,6 +394,11 @@ fn a_large_file_goes_up_in_parts_and_a_dropped_read_resumes_at_its_offset() {
     storage::upload(&local, &url).unwrap();
     assert!(std::fs::read(s3.path("big", "dir/blob.bin")).unwrap() == data, "uploaded bytes differ");
     assert!(!cut.load(Ordering::SeqCst), "no upload response is 3 MB long");
+    // A multipart upload: at least three distinct parts went up.
+    let parts: std::collections::BTreeSet<String> =
+        seen.lock().unwrap().iter().filter_map(|l| l.strip_prefix("part ").map(str::to_string)).collect();
+    assert!(parts.len() >= 3, "parts uploaded: {parts:?}");
+    seen.lock().unwrap().clear();
     assert_eq!(storage::list(&S3Url::parse("s3://big/dir/").unwrap()).unwrap(), vec![(url.clone(), data.len() as u64)]);
     // The read's connection is cut after 3 MB; the reader asks again from where it got to.
     let mut r = S3Reader::open(&url).unwrap();
@@ -354,8 +406,16 @@ fn a_large_file_goes_up_in_parts_and_a_dropped_read_resumes_at_its_offset() {
     r.read_to_end(&mut back).unwrap();
     assert!(cut.load(Ordering::SeqCst), "the proxy cut the read");
     // object_store retries a broken body itself (a ranged GET from the byte it got to); our
-    // own resume is the bounded second line behind it.
+    // own resume is the bounded second line behind it. Either way a GET asked for the rest of
+    // the object from an offset past its start, at most where the cut was.
     assert!(r.resumes() <= 1);
+    let starts: Vec<u64> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.strip_prefix("range bytes=")?.split('-').next()?.parse().ok())
+        .collect();
+    assert!(starts.iter().any(|&n| n > 0 && n <= 3 << 20), "ranged GETs: {:?}", seen.lock().unwrap());
     assert!(back == data, "read bytes differ");
 }
 
