@@ -343,6 +343,28 @@ impl Read for S3Reader {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Any text either is refused or parses to a location that parses back from its printed
+        /// form, whose object key is the key as written (never percent-encoded again).
+        #[test]
+        fn any_location_parses_or_is_refused_and_keeps_its_key(s in "s3://[a-z]{0,3}(/[^/]{0,6}){0,4}/?|\\PC{0,20}") {
+            if let Ok(u) = S3Url::parse(&s) {
+                proptest::prop_assert_eq!(S3Url::parse(&u.to_string()).ok(), Some(u.clone()));
+                let key = u.object_key();
+                proptest::prop_assert_eq!(key.as_ref(), u.key.trim_end_matches('/'));
+            }
+        }
+    }
+
+    #[test]
+    fn keys_with_reserved_characters_are_kept_as_written() {
+        let u = S3Url::parse("s3://b/in/ü x+%#*.warc.gz").unwrap();
+        assert_eq!(u.object_key().as_ref(), "in/ü x+%#*.warc.gz");
+        for bad in ["s3://b/a//c", "s3://b/a\u{1}b"] {
+            assert!(S3Url::parse(bad).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn locations_parse_and_join() {
         let u = S3Url::parse("s3://crawl/2026/a.warc.gz").unwrap();

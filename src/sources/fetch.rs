@@ -627,6 +627,34 @@ fn classify(url: &str, e: &reqwest::Error) -> FetchError {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Any robots.txt body, under any coding, gives at most the cap of text, never a panic.
+        #[test]
+        fn robots_bodies_of_any_bytes_and_coding(
+            raw in proptest::collection::vec(proptest::num::u8::ANY, 0..2000),
+            coding in proptest::sample::select(vec![None, Some("gzip"), Some("deflate"), Some("br"), Some("identity"), Some("x-unknown")]),
+        ) {
+            let text = robots_text(raw, coding);
+            proptest::prop_assert!(text.len() as u64 <= ROBOTS_MAX_BYTES);
+        }
+    }
+
+    #[test]
+    fn a_long_robots_txt_is_cut_at_the_cap_whatever_its_coding() {
+        let mut body = b"User-agent: *\nDisallow: /private/\n".to_vec();
+        body.resize(2 << 20, b'#');
+        assert_eq!(robots_text(body.clone(), None).len() as u64, ROBOTS_MAX_BYTES);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &body).unwrap();
+        let mut gz = gz.finish().unwrap();
+        let text = robots_text(gz.clone(), Some("gzip"));
+        assert_eq!(text.len() as u64, ROBOTS_MAX_BYTES);
+        assert!(text.starts_with(b"User-agent: *\nDisallow: /private/"));
+        // A compressed body cut short keeps what decodes.
+        gz.truncate(gz.len() / 2);
+        assert!(robots_text(gz, Some("gzip")).starts_with(b"User-agent: *\nDisallow: /private/"));
+    }
+
     #[test]
     fn forbidden_addresses() {
         for ip in [
