@@ -129,6 +129,9 @@ impl ExtractOptions {
         if !(self.extra_span_min >= 0.0 && self.extra_span_min.is_finite()) {
             p.push(format!("extra_span_min {} must be 0 or more", self.extra_span_min));
         }
+        if self.max_page_bytes == 0 {
+            p.push("max_page_bytes must be at least 1".into());
+        }
         p
     }
 }

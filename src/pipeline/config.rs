@@ -126,8 +126,13 @@ impl FeedsConfig {
     }
 }
 
+/// The `[extractor]` table: the scorer and its model, and every extraction option of
+/// [`ExtractOptions`](crate::extract::ExtractOptions) under its own field name. The options are
+/// declared there once; the table's known keys are derived from them ([`known_keys`]), so a new
+/// option needs nothing here. (`deny_unknown_fields` does not work with `flatten`: unknown keys
+/// are reported by [`PipelineConfig::load`] from the known keys instead.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct ExtractorConfig {
     /// Token scorer, one of `scoring::NAMES` (default `nb`; see "choosing a scorer" in README.md).
     pub scorer: String,
@@ -137,54 +142,14 @@ pub struct ExtractorConfig {
     pub bias: Option<f64>,
     /// Replaces the model's extra bias of tags.
     pub tag_bias: Option<f64>,
-    pub hr_constraint: bool,
-    pub clean: bool,
-    /// Drop comment sections, share bars, related stories… inside the span (by id/class).
-    pub drop_boilerplate: bool,
-    /// Drop link lists inside the span.
-    pub drop_link_blocks: bool,
-    /// Drop hidden schema.org microdata elements (copies of headline, byline, dates) inside the span.
-    pub drop_hidden_microdata: bool,
-    /// Drop post footers, author boxes and `<aside>` inside the span.
-    pub drop_more_furniture: bool,
-    /// End the span at a comment / related / share heading after this many words (0 = never).
-    pub section_end_words: usize,
-    /// Drop runs of at least this many one-link blocks (teaser lists) inside the span (0 = never).
-    pub link_run_blocks: usize,
-    /// Also keep other runs of positive score worth this fraction of the best span (0 = one span).
-    pub extra_span_ratio: f64,
-    /// And worth at least this much (sum of token scores).
-    pub extra_span_min: f64,
-    /// On a page of many items, keep every run worth this fraction of the best (0 = never).
-    pub multi_item_ratio: f64,
-    /// Extract a page again with its `<noscript>` content read when it gives almost no text.
-    pub noscript_fallback: bool,
-    /// Prefer the run just after the `<h1>` when worth this fraction of the best (0 = never).
-    pub title_anchor_ratio: f64,
-    /// When the best run is inside furniture, the best run outside it worth this fraction (0 = never).
-    pub furniture_escape_ratio: f64,
+    #[serde(flatten)]
+    pub options: crate::extract::ExtractOptions,
 }
 
 impl ExtractorConfig {
-    /// The extraction options these keys give.
+    /// The extraction options of this table.
     pub fn options(&self) -> crate::extract::ExtractOptions {
-        crate::extract::ExtractOptions {
-            hr_constraint: self.hr_constraint,
-            clean: self.clean,
-            drop_boilerplate: self.drop_boilerplate,
-            drop_link_blocks: self.drop_link_blocks,
-            drop_hidden_microdata: self.drop_hidden_microdata,
-            drop_more_furniture: self.drop_more_furniture,
-            section_end_words: self.section_end_words,
-            link_run_blocks: self.link_run_blocks,
-            extra_span_ratio: self.extra_span_ratio,
-            extra_span_min: self.extra_span_min,
-            multi_item_ratio: self.multi_item_ratio,
-            noscript_fallback: self.noscript_fallback,
-            title_anchor_ratio: self.title_anchor_ratio,
-            furniture_escape_ratio: self.furniture_escape_ratio,
-            ..crate::extract::ExtractOptions::default()
-        }
+        self.options.clone()
     }
 }
 
@@ -195,20 +160,7 @@ impl Default for ExtractorConfig {
             model: None,
             bias: None,
             tag_bias: None,
-            hr_constraint: false,
-            clean: false,
-            drop_boilerplate: true,
-            drop_link_blocks: true,
-            drop_hidden_microdata: crate::extract::ExtractOptions::default().drop_hidden_microdata,
-            drop_more_furniture: crate::extract::ExtractOptions::default().drop_more_furniture,
-            section_end_words: crate::extract::ExtractOptions::default().section_end_words,
-            link_run_blocks: crate::extract::ExtractOptions::default().link_run_blocks,
-            extra_span_ratio: crate::extract::ExtractOptions::default().extra_span_ratio,
-            extra_span_min: crate::extract::ExtractOptions::default().extra_span_min,
-            multi_item_ratio: crate::extract::ExtractOptions::default().multi_item_ratio,
-            noscript_fallback: crate::extract::ExtractOptions::default().noscript_fallback,
-            title_anchor_ratio: crate::extract::ExtractOptions::default().title_anchor_ratio,
-            furniture_escape_ratio: crate::extract::ExtractOptions::default().furniture_escape_ratio,
+            options: crate::extract::ExtractOptions::default(),
         }
     }
 }
@@ -275,7 +227,9 @@ pub struct ConfigError {
     pub problems: Vec<String>,
 }
 
-/// Known keys per table, for reporting every unknown key (serde stops at the first).
+/// Known keys per table, for reporting every unknown key (serde stops at the first); the
+/// extractor's option keys come from [`ExtractOptions`](crate::extract::ExtractOptions) itself
+/// (see [`known_keys`]).
 const KNOWN: &[(&str, &[&str])] = &[
     ("", &["warc", "feeds", "extractor", "run", "sink", "dedup"]),
     ("warc", &["paths", "lists", "base_url"]),
@@ -300,29 +254,8 @@ const KNOWN: &[(&str, &[&str])] = &[
             "max_retries",
         ],
     ),
-    (
-        "extractor",
-        &[
-            "scorer",
-            "model",
-            "bias",
-            "tag_bias",
-            "hr_constraint",
-            "clean",
-            "drop_boilerplate",
-            "drop_link_blocks",
-            "drop_hidden_microdata",
-            "drop_more_furniture",
-            "section_end_words",
-            "link_run_blocks",
-            "extra_span_ratio",
-            "extra_span_min",
-            "multi_item_ratio",
-            "noscript_fallback",
-            "title_anchor_ratio",
-            "furniture_escape_ratio",
-        ],
-    ),
+    // The extraction options' keys are added by `known_keys`.
+    ("extractor", &["scorer", "model", "bias", "tag_bias"]),
     ("run", &["threads", "resume", "shard", "s3_endpoint", "staging"]),
     ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
@@ -365,6 +298,23 @@ fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
     None
 }
 
+/// Known keys per table: [`KNOWN`], with the `[extractor]` table's extraction options taken
+/// from the fields of [`ExtractOptions`](crate::extract::ExtractOptions) as it serialises.
+pub fn known_keys() -> Vec<(&'static str, Vec<String>)> {
+    let options = serde_json::to_value(crate::extract::ExtractOptions::default()).expect("options serialise");
+    let option_keys: Vec<String> = options.as_object().expect("a struct").keys().cloned().collect();
+    KNOWN
+        .iter()
+        .map(|(table, keys)| {
+            let mut keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+            if *table == "extractor" {
+                keys.extend(option_keys.iter().cloned());
+            }
+            (*table, keys)
+        })
+        .collect()
+}
+
 impl PipelineConfig {
     /// Reads and checks a configuration file. Relative paths inside it are taken relative to
     /// the file's folder.
@@ -373,15 +323,17 @@ impl PipelineConfig {
         let text = std::fs::read_to_string(path).map_err(|e| fail(vec![format!("cannot read: {e}")]))?;
         let value: toml::Table = toml::from_str(&text).map_err(|e| fail(vec![e.message().to_string()]))?;
         let mut problems = Vec::new();
+        let known = known_keys();
+        let find = |table: &str| known.iter().find(|(t, _)| *t == table).map(|(_, keys)| keys);
         for (key, v) in &value {
-            match KNOWN.iter().find(|(t, _)| t == key) {
+            match find(key) {
                 None => problems.push(format!("unknown table or key `{key}` (known: {})", KNOWN[0].1.join(", "))),
-                Some((table, keys)) => match v.as_table() {
-                    None => problems.push(format!("`{table}` must be a table")),
+                Some(keys) => match v.as_table() {
+                    None => problems.push(format!("`{key}` must be a table")),
                     Some(t) => {
                         for k in t.keys() {
-                            if !keys.contains(&k.as_str()) {
-                                problems.push(format!("unknown key `{table}.{k}` (known: {})", keys.join(", ")));
+                            if !keys.contains(k) {
+                                problems.push(format!("unknown key `{key}.{k}` (known: {})", keys.join(", ")));
                             }
                         }
                     }
@@ -391,8 +343,8 @@ impl PipelineConfig {
         // serde stops at the first bad value and does not say where it is: check each known
         // key's value on its own, so every one is reported with its key and line.
         for (table, v) in &value {
-            let (Some(t), Some((_, keys))) = (v.as_table(), KNOWN.iter().find(|(n, _)| n == table)) else { continue };
-            for (k, kv) in t.iter().filter(|(k, _)| keys.contains(&k.as_str())) {
+            let (Some(t), Some(keys)) = (v.as_table(), find(table)) else { continue };
+            for (k, kv) in t.iter().filter(|(k, _)| keys.contains(k)) {
                 if let Some(message) = bad_value(table, k, kv) {
                     let at = line_of(&text, table, k).map(|l| format!("line {l}: ")).unwrap_or_default();
                     problems.push(format!("{at}`{table}.{k}`: {message}"));
@@ -616,9 +568,9 @@ mod tests {
         let tables = value.as_table().unwrap();
         let top: Vec<&str> = tables.keys().map(String::as_str).collect();
         assert_eq!(sorted(top), sorted(KNOWN[0].1.to_vec()));
-        for (name, keys) in &KNOWN[1..] {
+        for (name, keys) in &known_keys()[1..] {
             let fields: Vec<&str> = tables[*name].as_table().unwrap().keys().map(String::as_str).collect();
-            assert_eq!(sorted(fields), sorted(keys.to_vec()), "table {name}");
+            assert_eq!(sorted(fields), sorted(keys.iter().map(String::as_str).collect()), "table {name}");
         }
     }
 
