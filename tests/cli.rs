@@ -280,3 +280,31 @@ fn feed_only_flags_with_warc_input_are_a_usage_error() {
         assert!(!out.exists());
     }
 }
+
+#[test]
+fn the_crawl_pipeline_takes_the_extraction_flags_over_its_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample.warc.gz");
+    let warc = warc.to_str().unwrap();
+    let cfg = write(
+        dir.path(),
+        "c.toml",
+        format!("[warc]\npaths = ['{warc}']\n[extractor]\nextra_span_ratio = 1.5\nmetadata = false\n").as_bytes(),
+    );
+    let out = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    // The file's out-of-range value is refused; the same key given as a flag replaces it.
+    let o = pipeline(&["--config", &cfg, "--out", &out("a")]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("extractor.extra_span_ratio 1.5"));
+    let o = pipeline(&["--config", &cfg, "--out", &out("b"), "--extra-span-ratio", "0.5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // The file's other keys stay: metadata = false gives records without article metadata.
+    let part = std::path::Path::new(&out("b")).join("part-00000.jsonl.zst");
+    let recs = article_pipeline::sink::read_part(&part).unwrap();
+    assert!(!recs.is_empty() && recs.iter().all(|r| r["metadata"].get("article").is_none_or(|a| a.is_null())));
+    // Without a file: the flags of `extract` work on the run command too.
+    let o = pipeline(&["--warc", warc, "--out", &out("c"), "--keep-boilerplate", "--no-metadata", "--hr"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = pipeline(&["--warc", warc, "--out", &out("d"), "--extra-span-min", "inf"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+}

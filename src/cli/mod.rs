@@ -19,7 +19,7 @@ mod tune;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use article_pipeline::extract::ExtractOptions;
 use article_pipeline::scoring::{self, Scorer};
@@ -75,61 +75,9 @@ pub struct ExtractorArgs {
     /// Replace the model's extra bias of start and end tags (added on top of --bias).
     #[arg(long, allow_hyphen_values = true)]
     pub tag_bias: Option<f64>,
-    /// Cut the extracted span at its first <hr> (the paper's HR constraint).
-    #[arg(long)]
-    pub hr: bool,
-    /// Apply the paper's cleaning rules (drop iframe/table contents and divs holding links or embeds).
-    #[arg(long)]
-    pub clean: bool,
-    /// Keep elements inside the span whose id/class names comments, share bars, related
-    /// stories… (dropped by default).
-    #[arg(long)]
-    pub keep_boilerplate: bool,
-    /// Keep hidden schema.org microdata elements inside the span (dropped by default: hidden
-    /// copies of the headline, byline and dates).
-    #[arg(long)]
-    pub keep_hidden_microdata: bool,
-    /// Keep post footers, author boxes and <aside> elements inside the span (dropped by
-    /// default).
-    #[arg(long)]
-    pub keep_more_furniture: bool,
-    /// Keep link lists inside the span (dropped by default).
-    #[arg(long)]
-    pub keep_link_blocks: bool,
-    /// End the span at a "Comments" / "Related stories" / "Share this" heading preceded by at
-    /// least this many words (0 = never).
-    #[arg(long, default_value_t = ExtractOptions::default().section_end_words)]
-    pub section_end_words: usize,
-    /// Drop runs of at least this many one-link blocks inside the span (teaser lists, "more
-    /// news" rails; 0 = never).
-    #[arg(long, default_value_t = ExtractOptions::default().link_run_blocks)]
-    pub link_run_blocks: usize,
-    /// Also keep every other run of positive score worth at least this fraction of the best
-    /// span (listings, forum posts, an article split by an embed; 0 = one span).
-    #[arg(long, default_value_t = ExtractOptions::default().extra_span_ratio)]
-    pub extra_span_ratio: f64,
-    /// And worth at least this much (sum of token scores).
-    #[arg(long, default_value_t = ExtractOptions::default().extra_span_min)]
-    pub extra_span_min: f64,
-    /// On a page of many items (two other runs pass the extra-span floor), also keep every
-    /// run worth this fraction of the best span (listings, collections; 0 = never).
-    #[arg(long, default_value_t = ExtractOptions::default().multi_item_ratio)]
-    pub multi_item_ratio: f64,
-    /// Do not extract a page again with its <noscript> content read when it gives almost no
-    /// text (Discourse forums serve their posts there).
-    #[arg(long)]
-    pub no_noscript_fallback: bool,
-    /// Prefer the best run starting just after the page's <h1> when it is worth at least this
-    /// fraction of the best run elsewhere (0 = never).
-    #[arg(long, default_value_t = ExtractOptions::default().title_anchor_ratio)]
-    pub title_anchor_ratio: f64,
-    /// When the best run starts inside a comment section or other furniture, take the best run
-    /// outside it worth at least this fraction (0 = never).
-    #[arg(long, default_value_t = ExtractOptions::default().furniture_escape_ratio)]
-    pub furniture_escape_ratio: f64,
-    /// Do not read the page's metadata (dates, language, authors …); for measuring its cost.
-    #[arg(long)]
-    pub no_metadata: bool,
+    /// The extraction options (declared once, in `ExtractOptions`).
+    #[command(flatten)]
+    pub options: ExtractOptions,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -138,24 +86,7 @@ pub struct ExtractorArgs {
 impl ExtractorArgs {
     pub fn build(&self) -> anyhow::Result<(Box<dyn Scorer>, ExtractOptions)> {
         let scorer = scoring::build(&self.scorer, self.model.as_deref(), self.bias, self.tag_bias)?;
-        let options = ExtractOptions {
-            hr_constraint: self.hr,
-            clean: self.clean,
-            drop_boilerplate: !self.keep_boilerplate,
-            drop_link_blocks: !self.keep_link_blocks,
-            drop_hidden_microdata: !self.keep_hidden_microdata,
-            drop_more_furniture: !self.keep_more_furniture,
-            section_end_words: self.section_end_words,
-            link_run_blocks: self.link_run_blocks,
-            extra_span_ratio: self.extra_span_ratio,
-            extra_span_min: self.extra_span_min,
-            multi_item_ratio: self.multi_item_ratio,
-            noscript_fallback: !self.no_noscript_fallback,
-            title_anchor_ratio: self.title_anchor_ratio,
-            furniture_escape_ratio: self.furniture_escape_ratio,
-            metadata: !self.no_metadata,
-            ..ExtractOptions::default()
-        };
+        let options = self.options.clone();
         let problems = options.problems();
         if !problems.is_empty() {
             anyhow::bail!("invalid extraction options:\n  {}", problems.join("\n  "));
@@ -171,7 +102,10 @@ pub enum Outcome {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The matches are kept: the crawl pipeline tells the extraction flags given on the command
+    // line (which override the config file) from their defaults.
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     init_logging();
     let result = match cli.command {
         Some(Command::Extract(a)) => extract::exec(a),
@@ -183,7 +117,7 @@ pub fn main() -> ExitCode {
         Some(Command::Status(a)) => status::exec(a),
         Some(Command::Tune(a)) => tune::exec(a),
         Some(Command::Dedup(a)) => dedup::exec(a),
-        None if cli.run.wants_run() => run::exec(cli.run),
+        None if cli.run.wants_run() => run::exec(cli.run, &matches),
         None => {
             let _ = Cli::command().print_help();
             return ExitCode::from(2);

@@ -9,6 +9,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use article_pipeline::dedup::Fingerprinter;
+use article_pipeline::extract::ExtractOptions;
 use article_pipeline::extract::Extractor;
 use article_pipeline::pipeline::config::FeedsConfig;
 use article_pipeline::pipeline::s3_output::{self, S3Output};
@@ -18,6 +19,7 @@ use article_pipeline::pipeline::{
 };
 use article_pipeline::scoring;
 use article_pipeline::storage::{self, S3Url};
+use serde::Deserialize;
 
 use super::Outcome;
 
@@ -110,6 +112,9 @@ pub struct RunArgs {
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// The extraction options, as for `extract`; those given here override the config file's.
+    #[command(flatten)]
+    pub options: ExtractOptions,
 }
 
 impl RunArgs {
@@ -137,8 +142,9 @@ impl RunArgs {
         self.config.is_some() || !self.warc.is_empty() || !self.warc_list.is_empty() || self.feeds.is_some()
     }
 
-    /// The configuration file (if any) with the flags applied on top.
-    fn config(&self) -> anyhow::Result<PipelineConfig> {
+    /// The configuration file (if any) with the flags applied on top; `matches` tells which
+    /// extraction flags were given on the command line.
+    fn config(&self, matches: &clap::ArgMatches) -> anyhow::Result<PipelineConfig> {
         let mut c = match &self.config {
             Some(p) => PipelineConfig::load(p)?,
             None => PipelineConfig::default(),
@@ -193,6 +199,20 @@ impl RunArgs {
         if let Some(b) = self.part_bytes {
             c.sink.part_bytes = b;
         }
+        // Extraction flags given on the command line replace the file's values, field by field
+        // (the flags are `ExtractOptions`' own fields, so no option is named here).
+        let given: Vec<String> = matches
+            .ids()
+            .map(|id| id.as_str().to_string())
+            .filter(|id| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+            .collect();
+        // (Through TOML values, which hold inf and NaN for validation to refuse.)
+        let flags = toml::Table::try_from(&self.options)?;
+        let mut merged = toml::Table::try_from(&c.extractor.options)?;
+        for (key, value) in flags.iter().filter(|(k, _)| given.contains(k)) {
+            merged.insert(key.clone(), value.clone());
+        }
+        c.extractor.options = ExtractOptions::deserialize(toml::Value::Table(merged))?;
         let problems = c.validate();
         if !problems.is_empty() {
             anyhow::bail!("invalid configuration, {} problem(s):\n  {}", problems.len(), problems.join("\n  "));
@@ -246,8 +266,8 @@ impl Progress for Bar {
     }
 }
 
-pub fn exec(args: RunArgs) -> anyhow::Result<Outcome> {
-    let config = args.config()?;
+pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome> {
+    let config = args.config(matches)?;
     let scorer = scoring::build(
         &config.extractor.scorer,
         config.extractor.model.as_deref(),

@@ -13,55 +13,72 @@ use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Every knob is declared here once: the config file's `[extractor]` table takes these fields
+/// by name (serde), and the command line takes them as flags (clap: `--hr`, `--clean`,
+/// `--keep-…` for the filters that are on by default, `--no-…` for the other switches, and the
+/// numbers under their own names), for `extract`, `eval`, `bench` and the crawl pipeline alike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExtractOptions {
     /// Cut the span at its first `<hr>` (§6.2.3). Default: off (it lowers pooled dev F1 for
     /// the simple scorer: 0.799 with, 0.808 without; README).
+    #[arg(long = "hr")]
     pub hr_constraint: bool,
     /// Apply the paper's cleaning rules inside the span (§4.2). Default: off (0.795 with,
     /// 0.808 without, pooled dev F1 of the simple scorer; README).
+    #[arg(long)]
     pub clean: bool,
     /// Drop elements inside the span whose id/class names page furniture (comments, share
     /// bars, related stories; [`text::boilerplate_mask`]). Default: on (pooled dev F1 of the
     /// default model 0.841 without either filter, 0.851 with both; README).
+    #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories… (dropped by default)")]
     pub drop_boilerplate: bool,
     /// Drop, inside the span, the second furniture list: post footers and author boxes by
     /// id/class, and `<aside>` ([`text::more_furniture_mask`]). Default: on, chosen by
     /// leave-one-dataset-out (README).
+    #[arg(long = "keep-more-furniture", action = clap::ArgAction::SetFalse, help = "Keep post footers, author boxes and <aside> elements inside the span (dropped by default)")]
     pub drop_more_furniture: bool,
     /// Drop hidden schema.org microdata elements inside the span (hidden copies of the
     /// headline, byline and dates; [`text::hidden_microdata_mask`]). Default: on, chosen by
     /// leave-one-dataset-out (aeb +0.003, the other sets unchanged).
+    #[arg(long = "keep-hidden-microdata", action = clap::ArgAction::SetFalse, help = "Keep hidden schema.org microdata elements inside the span (dropped by default: hidden copies of the headline, byline and dates)")]
     pub drop_hidden_microdata: bool,
     /// Drop link lists inside the span ([`text::link_block_mask`]). Default: on.
+    #[arg(long = "keep-link-blocks", action = clap::ArgAction::SetFalse, help = "Keep link lists inside the span (dropped by default)")]
     pub drop_link_blocks: bool,
     /// Drop runs of at least this many one-link blocks inside the span
     /// ([`text::link_run_mask`]: teaser lists, "more news" rails); 0 turns it off. Default: 2,
     /// chosen by leave-one-dataset-out over the five dev sets (`pipeline tune`): chosen in
     /// every fold; mean of the left-out folds 0.8949 against 0.8934 without it (README).
+    #[arg(long, default_value_t = ExtractOptions::default().link_run_blocks)]
     pub link_run_blocks: usize,
     /// End the span at a comment / related / share heading ([`text::section_end_mask`])
     /// preceded by at least this many words; 0 turns it off. Default: 30.
+    #[arg(long, default_value_t = ExtractOptions::default().section_end_words)]
     pub section_end_words: usize,
     /// Keep, beside the best span, every other maximal run of positive score (Ruzzo & Tompa
     /// 1999) whose value is at least this fraction of the best span's: the items of a
     /// listing, a forum's posts, an article split by an embed. 0 turns it off (one span, as
     /// in the paper). Default: 0.5 with [`extra_span_min`](Self::extra_span_min) 15, chosen by
     /// leave-one-dataset-out (`pipeline tune`, README).
+    #[arg(long, default_value_t = ExtractOptions::default().extra_span_ratio)]
     pub extra_span_ratio: f64,
     /// And at least this value (the sum of token scores; a confident word adds about 0.5),
     /// so short runs of a few stray words never come along.
+    #[arg(long, default_value_t = ExtractOptions::default().extra_span_min)]
     pub extra_span_min: f64,
     /// On a page of many items: when at least [`MULTI_ITEM_RUNS`] other runs already pass the
     /// extra-span floor, the floor falls to this fraction of the best span (and
     /// [`MULTI_ITEM_MIN`]), so the shorter items of a listing, collection or forum thread
     /// come along too. 0 turns it off. Default: 0.2, chosen by leave-one-dataset-out (README).
+    #[arg(long, default_value_t = ExtractOptions::default().multi_item_ratio)]
     pub multi_item_ratio: f64,
     /// When the page gives fewer than [`NOSCRIPT_MIN_WORDS`] words, extract it again with its
     /// `<noscript>` elements read as ordinary markup, and keep that if it gives more: some
     /// sites (Discourse forums) serve their whole content to script-less readers there, and a
     /// browser with scripts, which we follow, never shows it.
+    #[arg(long = "no-noscript-fallback", action = clap::ArgAction::SetFalse, help = "Do not extract a page again with its <noscript> content read when it gives almost no text")]
     pub noscript_fallback: bool,
     /// When the best span lies away from the page's `<h1>` (the headline), take instead the
     /// best run that starts within [`ANCHOR_WINDOW`] tokens after it, if that run is worth at
@@ -69,21 +86,26 @@ pub struct ExtractOptions {
     /// sidebar (an author bio, a comment form's help) by value alone; the headline says where
     /// the article is. Pages with more than [`ANCHOR_MAX_H1`] `<h1>` are not anchored.
     /// Default: 0.3, chosen by leave-one-dataset-out (README).
+    #[arg(long, default_value_t = ExtractOptions::default().title_anchor_ratio)]
     pub title_anchor_ratio: f64,
     /// When the best span starts inside a comment section or other furniture (an ancestor
     /// whose id/class [`text::is_boilerplate_element`] names it), take instead the best run
     /// outside furniture worth at least this fraction of it; 0 turns it off. A short story
     /// under a long comment thread (Slashdot) otherwise loses to the thread. Default: 0.1,
     /// chosen by leave-one-dataset-out (README).
+    #[arg(long, default_value_t = ExtractOptions::default().furniture_escape_ratio)]
     pub furniture_escape_ratio: f64,
 
     /// Read the page's metadata (dates, language, authors …; [`crate::metadata`]) in the same
     /// pass. Default: on.
+    #[arg(long = "no-metadata", action = clap::ArgAction::SetFalse, help = "Do not read the page's metadata (dates, language, authors …)")]
     pub metadata: bool,
 
     /// Keep every token score for diagnostics ([`Extraction::top_segments`]). Default: off.
+    #[arg(skip)]
     pub keep_scores: bool,
     /// Pages larger than this are refused (default 32 MiB).
+    #[arg(long, default_value_t = ExtractOptions::default().max_page_bytes)]
     pub max_page_bytes: usize,
 }
 
