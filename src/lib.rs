@@ -26,8 +26,24 @@
 //!   `../shared/peers/score.py`, reimplemented to agree with it; [`eval::bench`] times scorers
 //!   on the same pages in one run (`pipeline bench`).
 //!
+//! - [`features`]: the token features of the Naive Bayes model (trigrams, most-recent-unclosed
+//!   tag, id/class words), and [`training`]: fitting the models (NB, SVM, PSO, memory-based)
+//!   and the unsupervised bootstrap.
+//!
+//! The crawl half, in the order records flow:
 //! - [`storage`]: S3-compatible object storage for `--warc s3://…` and `--out s3://…`
 //!   (streamed reads resumed with ranged GETs, multipart uploads).
+//! - [`sources`]: WARC files (local, HTTPS, S3) and feeds (polite fetcher with the
+//!   private-address guard, per-host frontier, adaptive poll schedule) as page events.
+//! - [`dedup`]: fingerprints (exact hash, MinHash / LSH bands), the in-run near-duplicate
+//!   index, and the global pass over many runs in bounded memory.
+//! - [`sink`]: the record schema and the zstd JSON Lines parts, committed atomically.
+//! - [`pipeline`]: the staged run (source thread, extraction threads, in-order sink), its
+//!   configuration, resume state (inputs retried when they end early), shards (inputs
+//!   assigned by a hash of their name), S3 output, `status` and `dedup` runs.
+//!
+//! `tests/layers.rs` checks that imports between these modules point down this order (html at
+//! the bottom, pipeline at the top), listing the few that still point up.
 //!
 //! The `pipeline` binary (`src/main.rs`, `src/cli/`) only parses arguments and prints.
 

@@ -1,0 +1,109 @@
+//! The direction of imports between the top-level modules of `src/`: each may use the modules
+//! below it in [`LAYERS`] (html at the bottom, the crawl pipeline at the top; the binary's
+//! `cli/` uses anything), never one above it. The back-arrows that exist today are listed in
+//! [`KNOWN_BACK_ARROWS`], each to be removed by moving the shared helper below both users
+//! (issue "one folder per extraction method"): a new back-arrow fails this test, and so does a
+//! listed one that is gone, so the list only shrinks.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Bottom to top.
+const LAYERS: &[&str] = &[
+    "html", "features", "metadata", "dataset", "dedup", "blocks", "learners", "scoring", "extract", "training", "eval",
+    "storage", "sources", "sink", "pipeline",
+];
+
+/// (from, to): imports that point up today.
+const KNOWN_BACK_ARROWS: &[(&str, &str)] = &[
+    // blocks/labels.rs and text_tail.rs use training's alignment and eval's gold text.
+    ("blocks", "eval"),
+    ("blocks", "training"),
+    // The model container lives in scoring/model_file.rs; labels in training/.
+    ("learners", "scoring"),
+    ("learners", "training"),
+    // training/pso.rs uses eval/ziegler.rs.
+    ("training", "eval"),
+    // storage.rs uses the crypto provider and the resume helper of sources/.
+    ("storage", "sources"),
+    // sources/mod.rs takes `Source` from sink/record.rs.
+    ("sources", "sink"),
+];
+
+/// The top-level modules a file's code (comments and `#[cfg(test)]` parts left out) names as
+/// `crate::module`.
+fn imports(code: &str) -> BTreeSet<String> {
+    let code = code.split("#[cfg(test)]").next().unwrap_or("");
+    let mut out = BTreeSet::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        let mut rest = line;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            let name: String = rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+            if !name.is_empty() {
+                out.insert(name);
+            }
+            // `use crate::{a::x, b::y}`: every name at the start of a path in the braces.
+            if let Some(group) = rest.strip_prefix('{') {
+                let group = group.split('}').next().unwrap_or("");
+                for part in group.split(',') {
+                    let name: String =
+                        part.trim().chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+                    if !name.is_empty() {
+                        out.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, files);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            files.push(p);
+        }
+    }
+}
+
+#[test]
+fn imports_point_down_the_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let rank = |m: &str| LAYERS.iter().position(|l| *l == m);
+    let mut arrows: BTreeSet<(String, String, String)> = BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+        let module = first.trim_end_matches(".rs").to_string();
+        if matches!(module.as_str(), "lib" | "main" | "cli") {
+            continue;
+        }
+        let from = rank(&module).unwrap_or_else(|| panic!("src/{first}: a module missing from LAYERS"));
+        for to in imports(&std::fs::read_to_string(f).unwrap()) {
+            let Some(to_rank) = rank(&to) else { continue };
+            if to_rank > from {
+                arrows.insert((module.clone(), to, rel.display().to_string()));
+            }
+        }
+    }
+    let found: BTreeSet<(&str, &str)> = arrows.iter().map(|(a, b, _)| (a.as_str(), b.as_str())).collect();
+    let new: Vec<&(String, String, String)> =
+        arrows.iter().filter(|(a, b, _)| !KNOWN_BACK_ARROWS.contains(&(a.as_str(), b.as_str()))).collect();
+    assert!(new.is_empty(), "imports pointing up the layers (move the shared part below both): {new:?}");
+    let gone: Vec<&(&str, &str)> = KNOWN_BACK_ARROWS.iter().filter(|k| !found.contains(k)).collect();
+    assert!(gone.is_empty(), "back-arrows removed: take them off KNOWN_BACK_ARROWS: {gone:?}");
+}
+
+#[test]
+fn the_import_reader_sees_paths_and_groups_but_not_comments() {
+    let code = "use crate::html::Token;\nuse crate::{scoring::X, extract};\n// crate::sink in a comment\nlet a = crate::dedup::f();\n#[cfg(test)]\nuse crate::eval;";
+    let got: Vec<String> = imports(code).into_iter().collect();
+    assert_eq!(got, ["dedup", "extract", "html", "scoring"]);
+}
