@@ -45,20 +45,7 @@ class Extractor:
         *,
         bias: Optional[float] = None,
         tag_bias: Optional[float] = None,
-        hr: bool = False,
-        clean: bool = False,
-        keep_boilerplate: bool = False,
-        keep_link_blocks: bool = False,
-        keep_hidden_microdata: bool = False,
-        keep_more_furniture: bool = False,
-        section_end_words: Optional[int] = None,
-        link_run_blocks: Optional[int] = None,
-        extra_span_ratio: Optional[float] = None,
-        extra_span_min: Optional[float] = None,
-        multi_item_ratio: Optional[float] = None,
-        noscript_fallback: bool = True,
-        title_anchor_ratio: Optional[float] = None,
-        furniture_escape_ratio: Optional[float] = None,
+        **options: Union[bool, int, float, None],
     ) -> None: ...
     @property
     def scorer(self) -> str: ...

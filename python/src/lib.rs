@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
 
 use article_pipeline::dedup::{DedupOptions, Fingerprinter, NearDuplicateIndex};
 use article_pipeline::extract::{self, ExtractOptions};
@@ -45,69 +45,83 @@ impl Extractor {
     }
 }
 
+/// Keyword options as the CLI's extraction flags (`keep_boilerplate=True` is
+/// `--keep-boilerplate`, `extra_span_ratio=0.4` is `--extra-span-ratio 0.4`), parsed by the
+/// flags' one definition in `ExtractOptions`, so no option is named here. The one exception,
+/// kept from the earlier keyword list: `noscript_fallback=False` for `--no-noscript-fallback`.
+fn extract_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<ExtractOptions> {
+    use clap::{Args, FromArgMatches};
+    let mut argv = vec!["Extractor".to_string()];
+    for (k, v) in options.into_iter().flat_map(|d| d.iter()) {
+        let key: String = k.extract()?;
+        if v.is_none() {
+            continue;
+        }
+        if let Ok(b) = v.cast::<PyBool>() {
+            match (key.as_str(), b.is_true()) {
+                ("noscript_fallback", true) => {}
+                ("noscript_fallback", false) => argv.push("--no-noscript-fallback".into()),
+                (_, true) => argv.push(format!("--{}", key.replace('_', "-"))),
+                (_, false) => {}
+            }
+            continue;
+        }
+        argv.push(format!("--{}={}", key.replace('_', "-"), v.str()?.to_str()?));
+    }
+    let command = ExtractOptions::augment_args(clap::Command::new("Extractor").disable_help_flag(true));
+    let matches = command.try_get_matches_from(&argv).map_err(|e| {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        let arg = match e.get(ContextKind::InvalidArg) {
+            Some(ContextValue::String(a)) => {
+                a.split(['=', ' ']).next().unwrap_or("").trim_start_matches('-').replace('-', "_")
+            }
+            _ => String::new(),
+        };
+        match e.kind() {
+            ErrorKind::UnknownArgument => PyValueError::new_err(format!("unknown extraction option `{arg}`")),
+            _ => {
+                let first = e.to_string();
+                let first = first.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+                PyValueError::new_err(format!("extraction option `{arg}`: {first}"))
+            }
+        }
+    })?;
+    let options = ExtractOptions::from_arg_matches(&matches).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(options)
+}
+
 #[pymethods]
 impl Extractor {
-    /// Extractor(scorer="nb", model=None, *, bias=None, tag_bias=None, hr=False, clean=False,
-    /// keep_boilerplate=False, keep_link_blocks=False, keep_hidden_microdata=False,
-    /// keep_more_furniture=False, section_end_words=30,
-    /// link_run_blocks=None, extra_span_ratio=None, extra_span_min=None, multi_item_ratio=None,
-    /// noscript_fallback=True,
-    /// title_anchor_ratio=None, furniture_escape_ratio=None)
+    /// Extractor(scorer="nb", model=None, *, bias=None, tag_bias=None, **options)
     ///
     /// `scorer` is one of `article_pipeline.SCORERS`; `model` a model file from
     /// `pipeline train` / `pipeline bootstrap` (default: the built-in model for "nb"; the
-    /// learned scorers need one). The options are the CLI's extraction flags.
+    /// learned scorers need one). `options` are the CLI's extraction flags as keywords, read by
+    /// the CLI's own definition of them (`ExtractOptions`): `hr=True`, `clean=True`,
+    /// `keep_boilerplate=True`, `keep_link_blocks=True`, `keep_hidden_microdata=True`,
+    /// `keep_more_furniture=True`, `no_metadata=True`, `section_end_words=30`,
+    /// `link_run_blocks=2`, `extra_span_ratio=0.5`, `extra_span_min=15.0`,
+    /// `multi_item_ratio=0.2`, `title_anchor_ratio=0.3`, `furniture_escape_ratio=0.1`,
+    /// `max_page_bytes=…`; a switch set to False or a value set to None keeps the default.
+    /// `noscript_fallback=False` is `--no-noscript-fallback`. Unknown keywords and values out
+    /// of range raise ValueError.
     #[new]
-    #[pyo3(signature = (scorer="nb", model=None, *, bias=None, tag_bias=None, hr=false, clean=false,
-                        keep_boilerplate=false, keep_link_blocks=false, keep_hidden_microdata=false,
-                        keep_more_furniture=false, section_end_words=None,
-                        link_run_blocks=None, extra_span_ratio=None, extra_span_min=None, multi_item_ratio=None,
-                        noscript_fallback=true, title_anchor_ratio=None, furniture_escape_ratio=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (scorer="nb", model=None, *, bias=None, tag_bias=None, **options))]
     fn new(
         scorer: &str,
         model: Option<PathBuf>,
         bias: Option<f64>,
         tag_bias: Option<f64>,
-        hr: bool,
-        clean: bool,
-        keep_boilerplate: bool,
-        keep_link_blocks: bool,
-        keep_hidden_microdata: bool,
-        keep_more_furniture: bool,
-        section_end_words: Option<usize>,
-        link_run_blocks: Option<usize>,
-        extra_span_ratio: Option<f64>,
-        extra_span_min: Option<f64>,
-        multi_item_ratio: Option<f64>,
-        noscript_fallback: bool,
-        title_anchor_ratio: Option<f64>,
-        furniture_escape_ratio: Option<f64>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         for (what, v) in [("bias", bias), ("tag_bias", tag_bias)] {
             if let Some(v) = v.filter(|v| !v.is_finite()) {
                 return Err(PyValueError::new_err(format!("{what} must be a finite number, not {v}")));
             }
         }
+        let options = extract_options(options)?;
         let built =
             scoring::build(scorer, model.as_deref(), bias, tag_bias).map_err(|e| ModelError::new_err(e.to_string()))?;
-        let options = ExtractOptions {
-            hr_constraint: hr,
-            clean,
-            drop_boilerplate: !keep_boilerplate,
-            drop_link_blocks: !keep_link_blocks,
-            drop_hidden_microdata: !keep_hidden_microdata,
-            drop_more_furniture: !keep_more_furniture,
-            section_end_words: section_end_words.unwrap_or(ExtractOptions::default().section_end_words),
-            link_run_blocks: link_run_blocks.unwrap_or(ExtractOptions::default().link_run_blocks),
-            extra_span_ratio: extra_span_ratio.unwrap_or(ExtractOptions::default().extra_span_ratio),
-            extra_span_min: extra_span_min.unwrap_or(ExtractOptions::default().extra_span_min),
-            multi_item_ratio: multi_item_ratio.unwrap_or(ExtractOptions::default().multi_item_ratio),
-            noscript_fallback,
-            title_anchor_ratio: title_anchor_ratio.unwrap_or(ExtractOptions::default().title_anchor_ratio),
-            furniture_escape_ratio: furniture_escape_ratio.unwrap_or(ExtractOptions::default().furniture_escape_ratio),
-            ..ExtractOptions::default()
-        };
         let problems = options.problems();
         if !problems.is_empty() {
             return Err(PyValueError::new_err(problems.join("; ")));

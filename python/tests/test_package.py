@@ -34,6 +34,23 @@ def test_extraction_equals_the_cli_byte_for_byte(pipeline_bin, pages):
         assert got.url == page.name
 
 
+def test_options_are_the_cli_flags_as_keywords(pipeline_bin, pages):
+    # The same flags through the CLI and as keywords give the same text, page by page.
+    flags = ["--keep-boilerplate", "--keep-more-furniture", "--extra-span-ratio", "0", "--section-end-words", "0", "--hr"]
+    kwargs = dict(keep_boilerplate=True, keep_more_furniture=True, extra_span_ratio=0, section_end_words=0, hr=True)
+    ex = ap.Extractor(**kwargs)
+    assert ap.Extractor(clean=False, noscript_fallback=True, title_anchor_ratio=None) is not None
+    for page in pages:
+        out = subprocess.run([str(pipeline_bin), "extract", "--json", *flags, str(page)], check=True, capture_output=True)
+        assert ex.extract(page.read_bytes()).text == json.loads(out.stdout)["text"], page.name
+    with pytest.raises(ValueError, match="unknown extraction option `no_such_option`"):
+        ap.Extractor(no_such_option=1)
+    with pytest.raises(ValueError, match="link_run_blocks"):
+        ap.Extractor(link_run_blocks="many")
+    with pytest.raises(ValueError):
+        ap.Extractor(multi_item_ratio=1.5)
+
+
 def test_str_input_gives_the_same_text_as_utf8_bytes(pages):
     page = next(p for p in pages if "windows-1252" not in p.name)
     assert ap.extract(page.read_text("utf-8")).text == ap.extract(page.read_bytes()).text
