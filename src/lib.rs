@@ -31,6 +31,7 @@
 //!   and the unsupervised bootstrap.
 //!
 //! The crawl half, in the order records flow:
+//! - [`transport`]: what network readers share (TLS provider, the resume policy of a stream).
 //! - [`storage`]: S3-compatible object storage for `--warc s3://…` and `--out s3://…`
 //!   (streamed reads resumed with ranged GETs, multipart uploads).
 //! - [`sources`]: WARC files (local, HTTPS, S3) and feeds (polite fetcher with the
@@ -62,3 +63,4 @@ pub mod sink;
 pub mod sources;
 pub mod storage;
 pub mod training;
+pub mod transport;

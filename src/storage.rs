@@ -146,7 +146,7 @@ fn store(bucket: &str) -> Result<Arc<dyn ObjectStore>, StorageError> {
     if let Some(s) = stores.get(bucket) {
         return Ok(s.clone());
     }
-    crate::sources::fetch::install_crypto_provider();
+    crate::transport::install_crypto_provider();
     let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
     let settings = SETTINGS.get().cloned().unwrap_or_default();
     if let Some(endpoint) = &settings.endpoint {
@@ -308,7 +308,7 @@ impl S3Reader {
     /// After a broken stream: asks again from `pos`, or gives up.
     fn resume(&mut self, why: &str) -> io::Result<()> {
         self.stream = None;
-        crate::sources::remote::resume_or_give_up(&self.url, self.pos, &mut self.resumes, why)?;
+        crate::transport::resume_or_give_up(&self.url, self.pos, &mut self.resumes, why)?;
         self.request()
     }
 }

@@ -10,8 +10,22 @@ use std::path::Path;
 
 /// Bottom to top.
 const LAYERS: &[&str] = &[
-    "html", "features", "metadata", "dataset", "dedup", "blocks", "learners", "scoring", "extract", "training", "eval",
-    "storage", "sources", "sink", "pipeline",
+    "html",
+    "features",
+    "metadata",
+    "dataset",
+    "dedup",
+    "blocks",
+    "learners",
+    "scoring",
+    "extract",
+    "training",
+    "eval",
+    "transport",
+    "storage",
+    "sources",
+    "sink",
+    "pipeline",
 ];
 
 /// (from, to): imports that point up today.
@@ -24,10 +38,6 @@ const KNOWN_BACK_ARROWS: &[(&str, &str)] = &[
     ("learners", "training"),
     // training/pso.rs uses eval/ziegler.rs.
     ("training", "eval"),
-    // storage.rs uses the crypto provider and the resume helper of sources/.
-    ("storage", "sources"),
-    // sources/mod.rs takes `Source` from sink/record.rs.
-    ("sources", "sink"),
 ];
 
 /// The top-level modules a file's code (comments and `#[cfg(test)]` parts left out) names as

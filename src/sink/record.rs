@@ -54,16 +54,7 @@ pub struct Metadata {
     pub structure: Option<crate::scoring::Structure>,
 }
 
-/// Where a page came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Source {
-    /// A record of a WARC file: its path and the byte offset of the record (of its gzip
-    /// member in a `.warc.gz`), as CDX indexes give it.
-    Warc { file: String, offset: u64 },
-    /// An item of a feed.
-    Feed { feed: String },
-}
+pub use crate::sources::Source;
 
 /// How the text was extracted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -271,10 +271,7 @@ pub struct Fetcher {
     hosts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<HostState>>>>,
 }
 
-/// Installs the ring crypto provider for rustls once per process.
-pub fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
+pub use crate::transport::install_crypto_provider;
 
 impl Fetcher {
     pub fn new(options: FetchOptions) -> Result<Self, FetchError> {

@@ -13,8 +13,19 @@ pub mod warc_writer;
 
 use std::path::Path;
 
-use crate::sink::record::Source;
+use serde::{Deserialize, Serialize};
 use warc::{WarcError, WarcLimits, WarcReader, WarcRecord};
+
+/// Where a page came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// A record of a WARC file: its path and the byte offset of the record (of its gzip
+    /// member in a `.warc.gz`), as CDX indexes give it.
+    Warc { file: String, offset: u64 },
+    /// An item of a feed.
+    Feed { feed: String },
+}
 
 /// A page ready for extraction.
 #[derive(Debug, Clone)]

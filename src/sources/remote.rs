@@ -14,23 +14,7 @@ pub fn is_remote(input: &str) -> bool {
     input.starts_with("http://") || input.starts_with("https://")
 }
 
-/// Retries after a dropped connection before the file is given up.
-pub const MAX_RESUMES: u32 = 5;
-
-/// The bounded retry of a streamed file (HTTP here, S3 in [`crate::storage`]): gives up with
-/// an error naming the file and the byte reached after [`MAX_RESUMES`], else counts the
-/// resume, logs it and waits a little longer each time before the caller asks again.
-pub fn resume_or_give_up(url: &dyn std::fmt::Display, pos: u64, resumes: &mut u32, why: &str) -> io::Result<()> {
-    if *resumes >= MAX_RESUMES {
-        return Err(io::Error::other(format!(
-            "{url}: connection lost at byte {pos} ({why}); gave up after {resumes} resumes"
-        )));
-    }
-    *resumes += 1;
-    tracing::warn!("{url}: connection lost at byte {pos} ({why}); resuming");
-    std::thread::sleep(Duration::from_millis(200 * u64::from(*resumes)));
-    Ok(())
-}
+pub use crate::transport::{MAX_RESUMES, resume_or_give_up};
 
 /// A streaming, resuming reader of one URL.
 pub struct HttpReader {
@@ -49,7 +33,7 @@ pub struct HttpReader {
 impl HttpReader {
     /// Opens `url` (the first request is made here, so a missing file fails at once).
     pub fn open(url: &str) -> io::Result<Self> {
-        crate::sources::fetch::install_crypto_provider();
+        crate::transport::install_crypto_provider();
         let client = reqwest::blocking::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .timeout(None)
