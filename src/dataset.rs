@@ -148,6 +148,18 @@ pub fn read_manifests(paths: &[PathBuf], split: Option<&str>) -> Result<Vec<Mani
     Ok(all)
 }
 
+/// The distinct dataset names of `entries`, sorted, and their split when they share one (for a
+/// model's training summary).
+pub fn sources_of<'a>(entries: impl Iterator<Item = &'a ManifestEntry> + Clone) -> (Vec<String>, Option<String>) {
+    let mut datasets: Vec<String> = entries.clone().map(|e| e.dataset_name().to_string()).collect();
+    datasets.sort();
+    datasets.dedup();
+    let mut splits: Vec<&str> = entries.filter_map(|e| e.split.as_deref()).collect();
+    splits.sort();
+    splits.dedup();
+    (datasets, (splits.len() == 1).then(|| splits[0].to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

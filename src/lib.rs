@@ -10,6 +10,8 @@
 //!   [`html::stem`] (on ASCII bytes, checked against rust-stemmers).
 //! - [`metadata`]: dates, language, authors, site name, canonical URL … noted during the same
 //!   token stream (JSON-LD, `<meta>`, `<time>`, URL, text near the headline).
+//! - [`model_file`]: the one container of every model file (header, payload, checksum), below
+//!   the scorers that read models and the learners that write them.
 //! - [`scoring`]: a [`scoring::Scorer`] gives every token a score; [`scoring::max_subsequence`]
 //!   finds the highest-valued span in one pass.
 //! - [`extract`]: the synchronous, I/O-free [`extract::Extractor`] wiring the two and turning the
@@ -22,6 +24,8 @@
 //!   segmenter's text/tail units ([`blocks::text_tail`], [`learners::mbl`]: IB1 and IGTree)
 //!   behind [`scoring::mbl`], which also predicts the article's title and headings
 //!   ([`scoring::Structure`]).
+//! - [`gold`]: gold text, gold words and their alignment with page tokens, the filters of
+//!   training pages, Ziegler's similarity: below every method and the evaluation.
 //! - [`dataset`] and [`eval`]: manifests of (page, gold text) and the metrics of
 //!   `../shared/peers/score.py`, reimplemented to agree with it; [`eval::bench`] times scorers
 //!   on the same pages in one run (`pipeline bench`).
@@ -43,8 +47,8 @@
 //!   configuration, resume state (inputs retried when they end early), shards (inputs
 //!   assigned by a hash of their name), S3 output, `status` and `dedup` runs.
 //!
-//! `tests/layers.rs` checks that imports between these modules point down this order (html at
-//! the bottom, pipeline at the top), listing the few that still point up.
+//! `tests/layers.rs` checks that imports between these modules point down the layer order
+//! (the model container and html at the bottom, pipeline at the top); none points up.
 //!
 //! The `pipeline` binary (`src/main.rs`, `src/cli/`) only parses arguments and prints.
 
@@ -54,9 +58,11 @@ pub mod dedup;
 pub mod eval;
 pub mod extract;
 pub mod features;
+pub mod gold;
 pub mod html;
 pub mod learners;
 pub mod metadata;
+pub mod model_file;
 pub mod pipeline;
 pub mod scoring;
 pub mod sink;

@@ -15,9 +15,9 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 
 use super::{Block, NO_TAG};
+use crate::gold::align::word_key;
 use crate::html::normalize::HASH_SEED;
 use crate::html::{Token, TokenKind};
-use crate::training::align::word_key;
 
 /// Which features are on, and the size of the hashed feature space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

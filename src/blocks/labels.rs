@@ -3,9 +3,9 @@
 //! [`crate::training::align`] (the same alignment that labels Naive Bayes tokens), and a
 //! block is Content when at least `threshold` of its words align (default ½).
 
-use crate::eval::metrics::gold_plain_text;
+use crate::gold::gold_plain_text;
+use crate::gold::{LabelOptions, SkipReason, align, gold_word_keys};
 use crate::html::{Token, TokenKind, TokenizerOptions, tokenize};
-use crate::training::{LabelOptions, SkipReason, align, gold_word_keys};
 
 use super::{Block, BlockMode, segment_with};
 

@@ -331,7 +331,7 @@ impl TokenSink for Segmenter {
             TokenKind::Word | TokenKind::Symbol => {
                 if self.in_title {
                     if token.kind == TokenKind::Word {
-                        let k = crate::training::align::word_key(token.raw(page), token.has_entity, &mut self.key_buf);
+                        let k = crate::gold::align::word_key(token.raw(page), token.has_entity, &mut self.key_buf);
                         if k != 0 {
                             self.title.push(k);
                         }

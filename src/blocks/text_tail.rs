@@ -30,10 +30,10 @@
 //! match too. Positions before the first or after the last element take the value [`PAD`]
 //! (the thesis' `#` in table 5.1). Every value fits a byte.
 
-use crate::eval::metrics::gold_plain_text;
+use crate::gold::gold_plain_text;
+use crate::gold::{LabelOptions, SkipReason, gold_word_keys};
 use crate::html::tags::{self, TagId};
 use crate::html::{Token, TokenKind, TokenizerOptions, entities, tokenize};
-use crate::training::{LabelOptions, SkipReason, gold_word_keys};
 
 use super::{Block, BlockMode, NO_TAG, segment_with};
 
@@ -303,7 +303,7 @@ pub fn unit_classes(
             words += 1;
             hits += u32::from(a);
             if !title_set.is_empty() {
-                let k = crate::training::align::word_key(t.raw(page), t.has_entity, &mut buf);
+                let k = crate::gold::align::word_key(t.raw(page), t.has_entity, &mut buf);
                 if title_set.contains(&k) {
                     title_hits += 1;
                     unit_title_words[u].push(k);
@@ -489,11 +489,11 @@ mod tests {
         let seg = segment_with(&s.page, &s.sink, BlockMode::TextTail);
         let mut pe = PageElements::default();
         pe.build(&s.page, &s.sink, seg.blocks());
-        let gold = crate::training::gold_word_keys(
+        let gold = crate::gold::gold_word_keys(
             "The council voted to expand the park on Tuesday.\n\nWork\n\nWork starts in May, officials said.",
         );
         let (aligned, _) = crate::blocks::labels::aligned_tokens(&s.page, &s.sink, &gold);
-        let title = crate::training::gold_word_keys("Park to grow");
+        let title = crate::gold::gold_word_keys("Park to grow");
         let c = unit_classes(&s.page, &s.sink, seg.blocks(), &pe.units, &aligned, &title, 0.5);
         use Class::*;
         assert_eq!(c, [Garbage, Title, Body, Heading, Body, Garbage]);

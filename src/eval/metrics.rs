@@ -7,13 +7,13 @@
 //! numbers; Rust's `char::is_alphanumeric` also counts a few combining marks of Indic scripts
 //! as alphabetic, the only known difference (no effect on the mostly Latin dev sets).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
 use serde::Serialize;
 
 use crate::dataset::Gold;
+pub use crate::gold::gold_plain_text;
 
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
@@ -37,36 +37,6 @@ pub fn word_tokens(text: &str) -> Vec<&str> {
         out.push(&text[s..]);
     }
     out
-}
-
-/// Gold text as scored: CleanEval-format golds (first line `URL: ...`, `<p>`/`<h>`/`<l>`
-/// markers) lose that line and the markers; any other gold is used as given.
-pub fn gold_plain_text(text: &str) -> Cow<'_, str> {
-    let trimmed = text.trim_start();
-    if !trimmed.starts_with("URL:") {
-        return Cow::Borrowed(text);
-    }
-    let rest = match trimmed.find('\n') {
-        Some(i) => &trimmed[i + 1..],
-        None => "",
-    };
-    // Replace every <p>, <h>, <l> (any case) by a newline.
-    let mut out = String::with_capacity(rest.len());
-    let b = rest.as_bytes();
-    let mut i = 0;
-    let mut last = 0;
-    while i + 3 <= b.len() {
-        if b[i] == b'<' && matches!(b[i + 1].to_ascii_lowercase(), b'p' | b'h' | b'l') && b[i + 2] == b'>' {
-            out.push_str(&rest[last..i]);
-            out.push('\n');
-            i += 3;
-            last = i;
-        } else {
-            i += 1;
-        }
-    }
-    out.push_str(&rest[last..]);
-    Cow::Owned(out)
 }
 
 /// Multiset of 4-token shingles; a text of 1..=4 tokens is one shingle of all its tokens.

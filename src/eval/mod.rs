@@ -12,7 +12,7 @@ pub mod meta;
 pub mod metrics;
 pub mod tune;
 pub mod units;
-pub mod ziegler;
+pub use crate::gold::ziegler;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

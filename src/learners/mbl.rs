@@ -34,7 +34,7 @@ pub mod igtree;
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::text_tail::{Features, N_FEATURES, N_PAIRS};
-use crate::scoring::model_file::{self, ModelFileError, Reader};
+use crate::model_file::{self, ModelFileError, Reader};
 
 /// Feature weighting (TiMBL's `-w`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

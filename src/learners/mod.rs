@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::blocks::features::{BlockFeatureConfig, FeatureExtractor, PageFeatures};
 use crate::blocks::labels::label_blocks;
 use crate::dataset::ManifestEntry;
-use crate::scoring::model_file::{self, ModelFileError};
-use crate::training::{LabelOptions, SkipReason};
+use crate::gold::{LabelOptions, SkipReason};
+use crate::model_file::{self, ModelFileError};
 
 /// One page of training data: block features and gold labels.
 #[derive(Debug, Clone, Default)]
@@ -387,7 +387,7 @@ pub fn train(
     let (pages, skipped) = prepare(entries, options.features, options.label_threshold, label, threads, progress)?;
     let (mut model, _) = fit(&pages, options, threads)?;
     let s = &mut model.header.training;
-    (s.datasets, s.split) = crate::training::sources_of(entries.iter());
+    (s.datasets, s.split) = crate::dataset::sources_of(entries.iter());
     s.pages_skipped = skipped;
     s.seconds = t.elapsed().as_secs_f64();
     Ok(model)

@@ -10,7 +10,7 @@ pub mod blocks;
 pub mod largest_block;
 pub mod max_subsequence;
 pub mod mbl;
-pub mod model_file;
+pub use crate::model_file;
 pub mod naive_bayes;
 pub mod pso;
 pub mod pso_blocks;

@@ -7,7 +7,6 @@
 //! Counts from all pages are summed (order-free, so training is deterministic whatever the
 //! thread count) and turned into a [`NbModel`].
 
-pub mod align;
 pub mod bootstrap;
 pub mod mbl;
 pub mod pso;
@@ -19,51 +18,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use crate::dataset::ManifestEntry;
-use crate::eval::metrics::gold_plain_text;
+pub use crate::dataset::sources_of;
 use crate::features::{FeatureSet, FeatureStream};
+pub use crate::gold::{LabelOptions, SkipReason, align, gold_plain_text, gold_word_keys};
 use crate::html::normalize::Normalizer;
 use crate::html::{Token, TokenKind, TokenizerOptions, tokenize};
 use crate::scoring::naive_bayes::{NbCounts, NbModel, NbParams, TrainingSummary};
-
-/// Filters applied to training pages, with the paper's as a starting point.
-#[derive(Debug, Clone, Copy)]
-pub struct LabelOptions {
-    /// Pages where fewer gold words than this share align are skipped (default 0.8).
-    pub min_coverage: f64,
-    /// Golds with fewer words are skipped (default 10; the paper used 50 words and symbols).
-    pub min_gold_words: usize,
-    /// Spans with more than this share of tags are skipped (default 0.8; the paper used 0.2
-    /// on 2008 news pages, far too strict for today's markup).
-    pub max_tag_ratio: f64,
-}
-
-impl Default for LabelOptions {
-    fn default() -> Self {
-        LabelOptions { min_coverage: 0.8, min_gold_words: 10, max_tag_ratio: 0.8 }
-    }
-}
-
-/// Why a training page was not used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkipReason {
-    Unreadable,
-    ParseError,
-    ShortGold,
-    LowCoverage,
-    TagHeavy,
-}
-
-impl SkipReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkipReason::Unreadable => "unreadable",
-            SkipReason::ParseError => "parse_error",
-            SkipReason::ShortGold => "short_gold",
-            SkipReason::LowCoverage => "low_coverage",
-            SkipReason::TagHeavy => "tag_heavy",
-        }
-    }
-}
 
 /// A tokenized page with its gold span.
 pub struct LabelledPage {
@@ -73,26 +33,6 @@ pub struct LabelledPage {
     pub span: (usize, usize),
     /// Share of gold words aligned.
     pub coverage: f64,
-}
-
-/// Splits plain text into word keys with the page tokenizer's own rules.
-pub fn gold_word_keys(text: &str) -> Vec<u64> {
-    let mut html = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            '<' => html.push_str("&lt;"),
-            '&' => html.push_str("&amp;"),
-            _ => html.push(c),
-        }
-    }
-    let Ok(s) = tokenize(html.as_bytes(), TokenizerOptions::default()) else { return Vec::new() };
-    let mut buf = String::new();
-    s.sink
-        .iter()
-        .filter(|t| t.kind == TokenKind::Word)
-        .map(|t| align::word_key(t.raw(&s.page), t.has_entity, &mut buf))
-        .filter(|&k| k != 0)
-        .collect()
 }
 
 /// Tokenizes `html` and labels it from `gold_text`.
@@ -152,18 +92,6 @@ pub struct TrainReport {
 }
 
 /// Trains a Naive Bayes model on `entries` with `threads` workers (0 = one per core).
-/// The distinct dataset names of `entries`, sorted, and their split when they share one (for a
-/// model's training summary).
-pub fn sources_of<'a>(entries: impl Iterator<Item = &'a ManifestEntry> + Clone) -> (Vec<String>, Option<String>) {
-    let mut datasets: Vec<String> = entries.clone().map(|e| e.dataset_name().to_string()).collect();
-    datasets.sort();
-    datasets.dedup();
-    let mut splits: Vec<&str> = entries.filter_map(|e| e.split.as_deref()).collect();
-    splits.sort();
-    splits.dedup();
-    (datasets, (splits.len() == 1).then(|| splits[0].to_string()))
-}
-
 /// `progress` is called with the number of pages done so far.
 pub fn train_nb(
     entries: &[ManifestEntry],

@@ -19,8 +19,8 @@ use rayon::prelude::*;
 
 use super::SkipReason;
 use crate::dataset::ManifestEntry;
-use crate::eval::metrics::gold_plain_text;
-use crate::eval::ziegler;
+use crate::gold::gold_plain_text;
+use crate::gold::ziegler;
 use crate::html::{TokenizerOptions, entities, tokenize};
 use crate::scoring::pso::{PsoModel, PsoTrainingSummary, Thresholds};
 use crate::scoring::pso_blocks::{self, BlockOptions, N_FEATURES, NO_BLOCK, Segmentation};

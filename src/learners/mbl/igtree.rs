@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use super::{InstanceBase, majority, read_varint, write_varint};
 use crate::blocks::text_tail::{Features, N_FEATURES, N_PAIRS};
-use crate::scoring::model_file::{ModelFileError, Reader};
+use crate::model_file::{ModelFileError, Reader};
 
 /// One tree node: the value of its feature that leads here, its majority class, its children.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
