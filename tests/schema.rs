@@ -65,7 +65,7 @@ fn records_of_every_scorer_validate_against_the_schema() {
     let out = pipeline(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
-    for &scorer in scoring::NAMES {
+    for scorer in scoring::NAMES {
         let mut run =
             vec!["--warc".to_string(), warc.clone(), "--scorer".into(), scorer.into(), "--threads".into(), "1".into()];
         if let Some(learner) = learner_of(scorer) {

@@ -468,18 +468,18 @@ impl PipelineConfig {
                 crate::scoring::NAMES.join(", ")
             ));
         }
-        if matches!(
-            self.extractor.scorer.as_str(),
-            "crf" | "memm" | "maxent" | "crf-mss" | "pso" | "pso-blocks" | "svm"
-        ) && self.extractor.model.is_none()
-        {
-            p.push(format!("extractor.scorer `{}` needs extractor.model (a block model)", self.extractor.scorer));
-        }
-        if matches!(self.extractor.scorer.as_str(), "knn" | "igtree") && self.extractor.model.is_none() {
-            p.push(format!(
-                "extractor.scorer `{}` needs extractor.model (a memory-based model)",
-                self.extractor.scorer
-            ));
+        let method = crate::scoring::METHODS.iter().find(|m| m.name == self.extractor.scorer);
+        if let Some(m) = method {
+            match (m.model, &self.extractor.model) {
+                (crate::scoring::ModelUse::Required, None) => p.push(format!(
+                    "extractor.scorer `{}` needs extractor.model (a model file from `pipeline train`)",
+                    m.name
+                )),
+                (crate::scoring::ModelUse::Never, Some(_)) => {
+                    p.push(format!("extractor.scorer `{}` takes no extractor.model", m.name))
+                }
+                _ => {}
+            }
         }
         if let Some(m) = &self.extractor.model
             && !m.is_file()

@@ -111,9 +111,63 @@ pub enum ScorerError {
     WrongLearner { path: PathBuf, learner: String, scorer: String },
 }
 
-/// Registered scorer names.
-pub const NAMES: &[&str] =
-    &["nb", "simple", "crf", "memm", "maxent", "largest-block", "crf-mss", "pso", "pso-blocks", "svm", "knn", "igtree"];
+/// Whether a method reads a model file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelUse {
+    /// None: a model file is refused.
+    Never,
+    /// The built-in model unless a file is given (`nb`).
+    Optional,
+    /// A file is required (the learned methods).
+    Required,
+}
+
+/// Builds a method's scorer: its name (for methods sharing a builder) and its model file,
+/// present whenever the method's [`ModelUse`] asks for one.
+type Load = fn(&'static str, Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError>;
+
+/// One extraction method of the table [`METHODS`].
+pub struct Method {
+    pub name: &'static str,
+    pub model: ModelUse,
+    load: Load,
+}
+
+/// The one table of methods: a method is registered by one line here; [`NAMES`], the CLI's
+/// `--scorer` values, config validation and [`build`] all read it.
+pub const METHODS: &[Method] = &[
+    Method { name: "nb", model: ModelUse::Optional, load: load_nb },
+    Method {
+        name: "simple",
+        model: ModelUse::Never,
+        load: |_, _| Ok(Box::new(SimpleScorer::new(SimpleScorerConfig::default()))),
+    },
+    Method { name: "crf", model: ModelUse::Required, load: load_block },
+    Method { name: "memm", model: ModelUse::Required, load: load_block },
+    Method { name: "maxent", model: ModelUse::Required, load: load_block },
+    Method {
+        name: "largest-block",
+        model: ModelUse::Never,
+        load: |_, _| Ok(Box::new(largest_block::LargestBlockScorer)),
+    },
+    Method { name: "crf-mss", model: ModelUse::Required, load: load_block },
+    Method { name: "pso", model: ModelUse::Required, load: load_pso },
+    Method { name: "pso-blocks", model: ModelUse::Required, load: load_pso },
+    Method { name: "svm", model: ModelUse::Required, load: |_, model| svm::load(model) },
+    Method { name: "knn", model: ModelUse::Required, load: mbl::load },
+    Method { name: "igtree", model: ModelUse::Required, load: mbl::load },
+];
+
+/// Registered scorer names, in the table's order.
+pub const NAMES: [&str; METHODS.len()] = {
+    let mut names = [""; METHODS.len()];
+    let mut i = 0;
+    while i < METHODS.len() {
+        names[i] = METHODS[i].name;
+        i += 1;
+    }
+    names
+};
 
 /// The default model, trained on the wcxb train split (models/README.md), built into the binary.
 pub static DEFAULT_NB_MODEL: &[u8] = include_bytes!("../../models/default.nbm");
@@ -143,47 +197,52 @@ pub fn build(
 }
 
 fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
-    match (name, model) {
-        ("simple", None) => Ok(Box::new(SimpleScorer::new(SimpleScorerConfig::default()))),
-        ("nb", None) => {
+    let m = METHODS.iter().find(|m| m.name == name).ok_or_else(|| ScorerError::Unknown(name.to_string()))?;
+    match (m.model, model) {
+        (ModelUse::Never, Some(_)) => Err(ScorerError::NoModelNeeded(name.to_string())),
+        (ModelUse::Required, None) => Err(ScorerError::ModelRequired(name.to_string())),
+        _ => (m.load)(m.name, model),
+    }
+}
+
+/// The Naive Bayes scorer of §3: the built-in model, or a model file.
+fn load_nb(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
+    match model {
+        None => {
             let m = NbModel::from_bytes(DEFAULT_NB_MODEL)
                 .map_err(|source| ScorerError::Model { path: "<built-in default.nbm>".into(), source })?;
             Ok(Box::new(NbScorer::new(m, "default")))
         }
-        ("nb", Some(path)) => {
+        Some(path) => {
             let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
             let m = NbModel::from_bytes(&bytes)
                 .map_err(|source| ScorerError::Model { path: path.to_path_buf(), source })?;
-            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            Ok(Box::new(NbScorer::new(m, stem)))
+            Ok(Box::new(NbScorer::new(m, model_stem(path))))
         }
-        ("simple" | "largest-block", Some(_)) => Err(ScorerError::NoModelNeeded(name.to_string())),
-        ("largest-block", None) => Ok(Box::new(largest_block::LargestBlockScorer)),
-        ("crf" | "memm" | "maxent" | "crf-mss", None) => Err(ScorerError::ModelRequired(name.to_string())),
-        ("crf" | "memm" | "maxent" | "crf-mss", Some(path)) => load_block(name, path),
-        ("pso" | "pso-blocks", None) => Err(ScorerError::ModelRequired(name.to_string())),
-        ("pso" | "pso-blocks", Some(path)) => {
-            let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
-            let m = pso::PsoModel::from_bytes(&bytes)
-                .map_err(|source| ScorerError::Model { path: path.to_path_buf(), source })?;
-            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            Ok(Box::new(if name == "pso" {
-                pso::PsoScorer::new(m, stem)
-            } else {
-                pso::PsoScorer::every_block(m, stem)
-            }))
-        }
-        ("svm", model) => svm::load(model),
-        ("knn" | "igtree", _) => mbl::load(name, model),
-        (other, _) => Err(ScorerError::Unknown(other.to_string())),
     }
+}
+
+/// The PSO scorers: thresholds over the maximum subsequence (`pso`), or over every block.
+fn load_pso(name: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
+    let path = model.ok_or_else(|| ScorerError::ModelRequired(name.to_string()))?;
+    let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
+    let m =
+        pso::PsoModel::from_bytes(&bytes).map_err(|source| ScorerError::Model { path: path.to_path_buf(), source })?;
+    let stem = model_stem(path);
+    Ok(Box::new(if name == "pso" { pso::PsoScorer::new(m, stem) } else { pso::PsoScorer::every_block(m, stem) }))
+}
+
+/// A model's identity in records: its file name without the extension.
+fn model_stem(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// A block-model scorer (Gibson et al. 2007): `crf`, `memm`, `maxent` keep every Content block;
 /// `crf-mss` runs the maximum subsequence over the model's marginals (any block learner).
-fn load_block(name: &str, path: &Path) -> Result<Box<dyn Scorer>, ScorerError> {
+fn load_block(name: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
     use crate::learners::BlockModel;
     use blocks::{BlockOutput, BlockScorer};
+    let path = model.ok_or_else(|| ScorerError::ModelRequired(name.to_string()))?;
     let bytes = std::fs::read(path).map_err(|source| ScorerError::Io { path: path.to_path_buf(), source })?;
     let m = BlockModel::from_bytes(&bytes).map_err(|source| ScorerError::Model { path: path.to_path_buf(), source })?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
