@@ -274,7 +274,7 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         config.extractor.bias,
         config.extractor.tag_bias,
     )?;
-    let options = config.extractor.options();
+    let options = config.extractor.options.clone();
     let extractor = Extractor::new(scorer.as_ref(), options);
     let fingerprinter = Fingerprinter::new(config.dedup);
     let threads = if config.run.threads == 0 {
@@ -319,10 +319,10 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
     let bar = progress_bar(show);
     let stats = match (&config.warc, &config.feeds) {
         (Some(w), _) => {
-            let mut inputs = warc_run::expand_inputs(w)?;
+            let mut inputs = warc_run::keyed_inputs(warc_run::expand_inputs(w)?);
             if let Some(s) = shard {
-                inputs = s.select(&inputs, |p| warc_run::input_key(p));
-                let names = inputs.iter().map(|p| warc_run::input_key(p)).collect();
+                inputs = s.select(&inputs, |(_, key)| key.clone());
+                let names = inputs.iter().map(|(_, key)| key.clone()).collect();
                 ShardManifest { shard: s, inputs: names }.write(&out)?;
                 if let Some(m) = &mirror {
                     m.publish(&out.join(article_pipeline::pipeline::shard::MANIFEST_FILE))?;

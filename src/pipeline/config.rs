@@ -146,13 +146,6 @@ pub struct ExtractorConfig {
     pub options: crate::extract::ExtractOptions,
 }
 
-impl ExtractorConfig {
-    /// The extraction options of this table.
-    pub fn options(&self) -> crate::extract::ExtractOptions {
-        self.options.clone()
-    }
-}
-
 impl Default for ExtractorConfig {
     fn default() -> Self {
         ExtractorConfig {
@@ -486,7 +479,7 @@ impl PipelineConfig {
         {
             p.push(format!("extractor.model `{}` is not a file", m.display()));
         }
-        p.extend(self.extractor.options().problems().into_iter().map(|e| format!("extractor.{e}")));
+        p.extend(self.extractor.options.problems().into_iter().map(|e| format!("extractor.{e}")));
         for (key, v) in [("bias", self.extractor.bias), ("tag_bias", self.extractor.tag_bias)] {
             if let Some(v) = v.filter(|v| !v.is_finite()) {
                 p.push(format!("extractor.{key} must be a finite number, not {v}"));

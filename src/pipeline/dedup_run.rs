@@ -85,19 +85,15 @@ struct DedupManifest {
 const MANIFEST: &str = "dedup.json";
 const SPILL_DIR: &str = ".dedup-runs";
 
-fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.to_path_buf())
-}
-
 /// Checks the output folder and makes it ready: refuses an output inside an input (or an
 /// input inside the output) and a non-empty folder that holds anything but this same dedup;
 /// clears what an earlier run of this same dedup left, then records the manifest.
 fn prepare_out(job: &DedupRun) -> Result<(), PipelineError> {
     let refuse = |path: &Path, message: String| Err(PipelineError::State { path: path.to_path_buf(), message });
-    let out = canonical(&job.out);
+    let out = super::canonical_path(&job.out);
     let mut inputs = Vec::new();
     for i in &job.inputs {
-        let c = canonical(i);
+        let c = super::canonical_path(i);
         if out.starts_with(&c) || c.starts_with(&out) {
             return refuse(
                 &job.out,
@@ -174,19 +170,20 @@ pub fn input_parts(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, PipelineError> {
     Ok(parts)
 }
 
-/// Calls `f` with every line of every part, in order. A part that cannot be opened or read to
-/// its end is reported once (when `report`) and counted in `failed`; its lines read before the
-/// damage are given, so both passes see the same lines.
+/// Calls `f` with every line of every part, in order; returns how many parts could not be
+/// opened or read to their end (reported when `report`, so the second pass does not say it
+/// again). A damaged part's lines read before the damage are given, so both passes see the same
+/// lines.
 fn each_line(
     parts: &[PathBuf],
     report: bool,
-    failed: &mut u64,
     mut f: impl FnMut(&Path, usize, &str) -> Result<(), PipelineError>,
-) -> Result<(), PipelineError> {
+) -> Result<u64, PipelineError> {
+    let mut failed = 0;
     for part in parts {
         let mut damaged = |line: usize, e: std::io::Error| {
+            failed += 1;
             if report {
-                *failed += 1;
                 tracing::warn!("{}: line {line}: unreadable, the rest of the part is left out: {e}", part.display());
             }
         };
@@ -207,7 +204,7 @@ fn each_line(
             }
         }
     }
-    Ok(())
+    Ok(failed)
 }
 
 /// A record's id and keys, or None for a line that is not a record.
@@ -231,11 +228,10 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
     let spill_dir = job.out.join(SPILL_DIR);
     let _cleanup = SpillGuard(spill_dir.clone());
     let mut spill = PairSpill::new(&spill_dir, job.memory_budget).map_err(|e| state(&spill_dir, e.to_string()))?;
-    let mut failed = 0u64;
     // Pass 1: every record's keys. The exact hash joins the band keys with a marker bit so
     // that it cannot collide with a band key by construction of the value.
     let mut bad_lines = 0u64;
-    each_line(&parts, true, &mut failed, |part, n, line| {
+    let damaged_parts = each_line(&parts, true, |part, n, line| {
         let Some((_, exact, bands)) = signature(line) else {
             bad_lines += 1;
             tracing::warn!("{}: line {n}: not a record with fingerprints; left out", part.display());
@@ -245,7 +241,7 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
         spill.add(keys).map_err(|e| state(&spill_dir, e.to_string()))?;
         Ok(())
     })?;
-    failed += bad_lines;
+    let failed = damaged_parts + bad_lines;
     let records = spill.records();
     let pairs = spill.pairs;
     let spilled_runs = spill.runs();
@@ -268,22 +264,21 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
     let mut roots: std::collections::HashMap<u32, (String, String, usize)> = std::collections::HashMap::new();
     let mut sink = if job.write_parts { Some(JsonlZstSink::open(&job.out, job.sink.clone())?) } else { None };
     let mut i = 0u32;
-    let mut ignored = 0u64;
-    each_line(&parts, false, &mut ignored, |part, n, line| {
+    each_line(&parts, false, |part, n, line| {
         let Some((id, _, _)) = signature(line) else { return Ok(()) };
         let root = clusters.find(i);
-        let place = part.display().to_string();
+        let place = || part.display().to_string();
         if root != i {
             let (of, of_part, of_line) = roots.get(&root).cloned().unwrap_or_default();
             let entry = serde_json::json!({
-                "id": id, "part": place, "line": n,
+                "id": id, "part": place(), "line": n,
                 "duplicate_of": of, "duplicate_of_part": of_part, "duplicate_of_line": of_line,
             });
             serde_json::to_writer(&mut out, &entry).map_err(|e| state(&removed_path, e.to_string()))?;
             out.write_all(b"\n").map_err(|e| state(&removed_path, e.to_string()))?;
         } else {
             if is_root[i as usize] {
-                roots.insert(i, (id, place, n));
+                roots.insert(i, (id, place(), n));
             }
             if let Some(s) = sink.as_mut() {
                 let value: serde_json::Value =

@@ -107,13 +107,7 @@ struct FeedsCheckpoint<'a> {
 
 impl FeedsCheckpoint<'_> {
     fn tally(&mut self, t: &super::HostTally) {
-        let h = self.hosts.entry(t.host.clone()).or_default();
-        h.fetched += u64::from(t.fetched);
-        h.failed += u64::from(t.failed);
-        h.bytes += t.bytes;
-        if let Some(r) = &t.reason {
-            *h.reasons.entry(r.clone()).or_default() += 1;
-        }
+        self.hosts.entry(t.host.clone()).or_default().add(&t.counts);
     }
 }
 
@@ -162,12 +156,10 @@ impl Checkpoint for FeedsCheckpoint<'_> {
                 .map_err(&e)?;
             for (host, h) in &self.hosts {
                 let old: Option<String> = read.query_row(params![host], |r| r.get(0)).optional().map_err(&e)?;
-                let mut reasons: std::collections::BTreeMap<String, u64> =
-                    old.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default();
-                for (k, v) in &h.reasons {
-                    *reasons.entry(k.clone()).or_default() += v;
-                }
-                let reasons = serde_json::to_string(&reasons).expect("reasons serialise");
+                let reasons = old.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default();
+                let mut merged = super::HostStats { reasons, ..Default::default() };
+                merged.add(h);
+                let reasons = serde_json::to_string(&merged.reasons).expect("reasons serialise");
                 write.execute(params![host, h.fetched as i64, h.failed as i64, h.bytes as i64, reasons]).map_err(&e)?;
             }
         }
@@ -298,7 +290,13 @@ fn host_tally(host: &str, event: &SourceEvent, bytes: Option<u64>) -> super::Hos
         SourceEvent::Skipped { reason } => (bytes.is_some(), false, Some(format!("skipped:{reason}"))),
         SourceEvent::Failed { reason, .. } => (false, true, Some(format!("failed:{reason}"))),
     };
-    super::HostTally { host: host.to_string(), fetched, failed, reason, bytes: bytes.unwrap_or(0) }
+    let counts = super::HostStats {
+        fetched: u64::from(fetched),
+        failed: u64::from(failed),
+        bytes: bytes.unwrap_or(0),
+        reasons: reason.into_iter().map(|r| (r, 1)).collect(),
+    };
+    super::HostTally { host: host.to_string(), counts }
 }
 
 /// A failed input: its reason and a message naming it.
@@ -464,10 +462,10 @@ impl Crawl {
                         }
                         let Ok(parsed) = Url::parse(&url) else { continue };
                         let host = crate::sources::frontier::host_key(&parsed);
+                        queued.insert(url.clone());
                         // Refused without asking the network (a private address, a bad
                         // scheme): settled here, not queued for a turn on its host.
                         if let Err(err) = this.fetcher.precheck(&parsed, Trust::Feed) {
-                            queued.insert(url.clone());
                             let event = SourceEvent::Failed { reason: err.reason(), message: err.to_string() };
                             let tally = host_tally(&host, &event, None);
                             if !tx.send(Origin::Url(url, tally), Some(event)) {
@@ -475,7 +473,6 @@ impl Crawl {
                             }
                             continue;
                         }
-                        queued.insert(url.clone());
                         frontier.push(&host, Work::Article(url, feed, item), now);
                     }
                     queued.retain(|u| pending_now.contains(u));
@@ -744,7 +741,6 @@ impl Crawl {
         Ok((new_items, failed))
     }
 
-    /// Per-host counts in `hosts`: fetched, failed (by reason), bytes.
     fn archive(&self, f: &Fetched) {
         if let Some(w) = &self.warc {
             let response = f.raw_response();

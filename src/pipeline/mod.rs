@@ -93,13 +93,25 @@ pub struct Stats {
 }
 
 /// What one host gave a feeds run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostStats {
     pub fetched: u64,
     pub failed: u64,
     pub bytes: u64,
     /// `failed:<reason>` and `skipped:<reason>` counts.
     pub reasons: BTreeMap<String, u64>,
+}
+
+impl HostStats {
+    /// Adds `other`'s counts into these.
+    pub fn add(&mut self, other: &HostStats) {
+        self.fetched += other.fetched;
+        self.failed += other.failed;
+        self.bytes += other.bytes;
+        for (reason, n) in &other.reasons {
+            *self.reasons.entry(reason.clone()).or_default() += n;
+        }
+    }
 }
 
 impl Stats {
@@ -137,18 +149,13 @@ pub enum Origin {
     Other,
 }
 
-/// What one article fetch gave its host. Counted into the run's per-host stats when the
-/// article's outcome commits, in the same transaction, so a fetch redone after a crash is
-/// counted once.
+/// What one article fetch gave its host (`counts` of one article). Counted into the run's
+/// per-host stats when the article's outcome commits, in the same transaction, so a fetch
+/// redone after a crash is counted once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostTally {
     pub host: String,
-    /// A response was received (a page, or a page skipped for its type or status).
-    pub fetched: bool,
-    pub failed: bool,
-    /// `failed:<reason>` or `skipped:<reason>`.
-    pub reason: Option<String>,
-    pub bytes: u64,
+    pub counts: HostStats,
 }
 
 /// Live progress for a terminal display.
@@ -290,6 +297,12 @@ impl RunContext<'_> {
         }
         Ok(stats)
     }
+}
+
+/// A local path as one name: canonical when it exists, else absolute (so `w.warc.gz`,
+/// `./w.warc.gz` and its absolute path are one input, and an output inside an input is seen).
+pub(crate) fn canonical_path(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// Reads the committed parts back into the near-duplicate index (originals only).

@@ -78,12 +78,6 @@ impl Retry {
 /// How many times an input that ends early is read before it counts as failed.
 pub const MAX_INPUT_ATTEMPTS: u32 = 5;
 
-/// Does a failed event end its input early (so the input must be read again), rather than
-/// being one damaged record the reader stepped over?
-fn ends_input(reason: &str) -> bool {
-    matches!(reason, "warc_unreadable" | "warc_truncated" | "warc_io")
-}
-
 pub(crate) const STATE_FILE: &str = "state.json";
 
 impl WarcState {
@@ -194,16 +188,19 @@ pub fn input_key(path: &Path) -> String {
     if super::config::is_url(path) {
         return s.into_owned();
     }
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return p.display().to_string();
-    }
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+    super::canonical_path(path).display().to_string()
 }
 
-/// The inputs without repeats (by [`input_key`]), first occurrence kept.
-pub fn unique_inputs(inputs: Vec<PathBuf>) -> Vec<PathBuf> {
+/// The inputs with their [`input_key`]s, without repeats (first occurrence kept): each key is
+/// computed once, for the resume state, shard assignment and the shard's manifest alike.
+pub fn keyed_inputs(inputs: Vec<PathBuf>) -> Vec<(PathBuf, String)> {
     let mut seen = std::collections::HashSet::new();
-    inputs.into_iter().filter(|p| seen.insert(input_key(p))).collect()
+    inputs
+        .into_iter()
+        .map(|p| (input_key(&p), p))
+        .filter(|(k, _)| seen.insert(k.clone()))
+        .map(|(k, p)| (p, k))
+        .collect()
 }
 
 struct WarcCheckpoint<'a> {
@@ -265,7 +262,8 @@ impl Checkpoint for WarcCheckpoint<'_> {
 
 /// Everything a WARC run needs.
 pub struct WarcRun<'a> {
-    pub inputs: Vec<PathBuf>,
+    /// The inputs with their keys, as [`keyed_inputs`] gives them.
+    pub inputs: Vec<(PathBuf, String)>,
     pub ctx: RunContext<'a>,
 }
 
@@ -277,8 +275,7 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
     let output = ctx.open_output()?;
     let position = previous.map(|s| s.resolve(&ctx.out)).unwrap_or_default();
     let stats = position.stats.clone();
-    let inputs = unique_inputs(run.inputs.clone());
-    let keys: Vec<String> = inputs.iter().map(|p| input_key(p)).collect();
+    let (inputs, keys): (Vec<PathBuf>, Vec<String>) = run.inputs.iter().cloned().unzip();
     let mut done: std::collections::HashSet<String> = position.done.iter().cloned().collect();
     // Inputs that ended early are read again from their first record not read whole, unless
     // they were tried too often.
@@ -310,7 +307,7 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
                     for (ordinal, event) in events.enumerate().skip(skip as usize) {
                         let ordinal = ordinal as u64;
                         if let SourceEvent::Failed { reason, .. } = &event
-                            && ends_input(reason)
+                            && sources::warc::ends_file(reason)
                         {
                             cut = Some(ordinal);
                         }

@@ -582,19 +582,9 @@ pub fn retry_after(value: Option<&str>) -> Duration {
 }
 
 /// The text of a robots.txt body: content-coding undone, at most [`ROBOTS_MAX_BYTES`] of it
-/// (a body cut at the cap may end inside a compressed stream: what decodes is kept).
+/// (an undecodable body is no rules).
 fn robots_text(raw: Vec<u8>, coding: Option<&str>) -> Vec<u8> {
-    use std::io::Read;
-    let cap = ROBOTS_MAX_BYTES;
-    let mut out = Vec::new();
-    let _ = match coding.map(|c| c.trim().to_ascii_lowercase()).as_deref() {
-        None | Some("" | "identity") => return raw.into_iter().take(cap as usize).collect(),
-        Some("gzip" | "x-gzip") => flate2::read::MultiGzDecoder::new(&raw[..]).take(cap).read_to_end(&mut out),
-        Some("deflate") => flate2::read::ZlibDecoder::new(&raw[..]).take(cap).read_to_end(&mut out),
-        Some("br") => brotli_decompressor::Decompressor::new(&raw[..], 4096).take(cap).read_to_end(&mut out),
-        Some(_) => return Vec::new(),
-    };
-    out
+    super::http::decode_content_prefix(raw, coding, ROBOTS_MAX_BYTES as usize).unwrap_or_default()
 }
 
 fn classify(url: &str, e: &reqwest::Error) -> FetchError {

@@ -105,37 +105,51 @@ pub fn dechunk(body: &[u8], cap: usize) -> Result<Vec<u8>, HttpError> {
 /// Undoes a Content-Encoding (`gzip`, `x-gzip`, `deflate` (zlib or raw), `br`, `identity`;
 /// a list is undone right to left), stopping with [`HttpError::TooLarge`] past `cap` bytes.
 pub fn decode_content(body: Vec<u8>, content_encoding: Option<&str>, cap: usize) -> Result<Vec<u8>, HttpError> {
+    decode(body, content_encoding, cap, false)
+}
+
+/// The first `cap` bytes of the decoded body, for a body read only in part (robots.txt, whose
+/// first 500 KiB count): what follows is dropped, not an error, and what decodes of a
+/// compressed stream cut short is kept.
+pub fn decode_content_prefix(body: Vec<u8>, content_encoding: Option<&str>, cap: usize) -> Result<Vec<u8>, HttpError> {
+    let mut data = decode(body, content_encoding, cap, true)?;
+    data.truncate(cap);
+    Ok(data)
+}
+
+fn decode(body: Vec<u8>, content_encoding: Option<&str>, cap: usize, prefix: bool) -> Result<Vec<u8>, HttpError> {
     let Some(list) = content_encoding else { return Ok(body) };
     let mut data = body;
     for coding in list.rsplit(',').map(|c| c.trim().to_ascii_lowercase()) {
         data = match coding.as_str() {
             "" | "identity" | "none" => data,
-            "gzip" | "x-gzip" => read_capped(flate2::read::MultiGzDecoder::new(&data[..]), &coding, cap)?,
+            "gzip" | "x-gzip" => read_capped(flate2::read::MultiGzDecoder::new(&data[..]), &coding, cap, prefix)?,
             "deflate" => {
                 // Servers send either zlib-wrapped or raw deflate under this name.
-                match read_capped(flate2::read::ZlibDecoder::new(&data[..]), &coding, cap) {
+                match read_capped(flate2::read::ZlibDecoder::new(&data[..]), &coding, cap, prefix) {
                     Ok(d) => d,
                     Err(HttpError::TooLarge(c)) => return Err(HttpError::TooLarge(c)),
-                    Err(_) => read_capped(flate2::read::DeflateDecoder::new(&data[..]), &coding, cap)?,
+                    Err(_) => read_capped(flate2::read::DeflateDecoder::new(&data[..]), &coding, cap, prefix)?,
                 }
             }
-            "br" => read_capped(brotli_decompressor::Decompressor::new(&data[..], 4096), &coding, cap)?,
+            "br" => read_capped(brotli_decompressor::Decompressor::new(&data[..], 4096), &coding, cap, prefix)?,
             other => return Err(HttpError::UnknownCoding(other.to_string())),
         };
     }
     Ok(data)
 }
 
-fn read_capped(r: impl Read, coding: &str, cap: usize) -> Result<Vec<u8>, HttpError> {
+/// Reads at most `cap` decoded bytes. Past `cap`: an error, or in `prefix` mode the end of
+/// reading. A decoding error: an error, or in `prefix` mode (a body cut short) what was decoded
+/// before it, when there is any.
+fn read_capped(r: impl Read, coding: &str, cap: usize, prefix: bool) -> Result<Vec<u8>, HttpError> {
     let mut out = Vec::new();
-    let n = r
-        .take(cap as u64 + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| HttpError::BadCoding { coding: coding.to_string(), message: e.to_string() })?;
-    if n > cap {
-        return Err(HttpError::TooLarge(cap));
+    match r.take(cap as u64 + 1).read_to_end(&mut out) {
+        Ok(n) if n > cap && !prefix => Err(HttpError::TooLarge(cap)),
+        Ok(_) => Ok(out),
+        Err(_) if prefix && !out.is_empty() => Ok(out),
+        Err(e) => Err(HttpError::BadCoding { coding: coding.to_string(), message: e.to_string() }),
     }
-    Ok(out)
 }
 
 /// The media type of a Content-Type value, lower-cased (`text/html`).

@@ -76,6 +76,18 @@ impl WarcError {
             },
         }
     }
+
+    /// Does this error end the file early (nothing after it is read), so the file must be read
+    /// again, rather than being one damaged record the reader stepped over?
+    pub fn ends_file(&self) -> bool {
+        ends_file(self.reason())
+    }
+}
+
+/// [`WarcError::ends_file`] for a counted reason (what a source event carries): the file could
+/// not be opened, was cut short, or a read failed.
+pub fn ends_file(reason: &str) -> bool {
+    matches!(reason, "warc_unreadable" | "warc_truncated" | "warc_io")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -548,6 +560,16 @@ impl Iterator for WarcReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_errors_that_stop_the_reader_end_the_file() {
+        let rec = |problem| WarcError::Record { path: "w".into(), offset: 0, problem };
+        assert!(WarcError::Open { path: "w".into(), source: io::Error::other("x") }.ends_file());
+        assert!(rec(RecordProblem::Truncated).ends_file());
+        assert!(rec(RecordProblem::Io("x".into())).ends_file());
+        assert!(!rec(RecordProblem::Gzip("x".into())).ends_file());
+        assert!(!rec(RecordProblem::Header("x".into())).ends_file());
+    }
     use crate::sources::warc_writer::{Exchange, WarcWriter};
     use proptest::prelude::*;
     use std::io::Write;
