@@ -18,19 +18,20 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
-use article_pipeline::blocks::features::{BlockFeatureConfig, FeatureExtractor, PageFeatures};
-use article_pipeline::blocks::labels::label_blocks;
 use article_pipeline::extract::{ExtractOptions, Extractor};
 use article_pipeline::html::{Token, TokenSink, Tokenizer, TokenizerOptions};
-use article_pipeline::learners::{BlockTrainOptions, TrainPage, fit};
-use article_pipeline::scoring::blocks::{BlockOutput, BlockScorer};
-use article_pipeline::scoring::pso::{PsoModel, PsoScorer, PsoTrainingSummary};
-use article_pipeline::scoring::pso_blocks::{BlockOptions, N_FEATURES};
-use article_pipeline::scoring::{self, Scorer};
-use article_pipeline::training::LabelOptions;
-use article_pipeline::training::pso::{
+use article_pipeline::methods;
+use article_pipeline::methods::blocks::features::{BlockFeatureConfig, FeatureExtractor, PageFeatures};
+use article_pipeline::methods::blocks::learn::{BlockTrainOptions, TrainPage, fit};
+use article_pipeline::methods::blocks::scorer::{BlockOutput, BlockScorer};
+use article_pipeline::methods::nb::train::LabelOptions;
+use article_pipeline::methods::pso::blocks::{BlockOptions, N_FEATURES};
+use article_pipeline::methods::pso::thresholds::{PsoModel, PsoScorer, PsoTrainingSummary};
+use article_pipeline::methods::pso::train::{
     SwarmParams, accept_all_position, maximize_from, mean_similarity, prepare_page, thresholds_of,
 };
+use article_pipeline::scoring::Scorer;
+use article_pipeline::segment::labels::label_blocks;
 
 /// A news page of about `target` bytes: head with scripts, nav, article paragraphs, sidebar,
 /// comments and footer, with text from a small deterministic generator.
@@ -140,7 +141,10 @@ fn article_text(page: &[u8]) -> String {
 }
 
 /// A tiny block model trained on generated pages (see the module header), or why not.
-fn tiny_block_model(learner: &str, edge_features: bool) -> Result<article_pipeline::learners::BlockModel, String> {
+fn tiny_block_model(
+    learner: &str,
+    edge_features: bool,
+) -> Result<article_pipeline::methods::blocks::learn::BlockModel, String> {
     let features = BlockFeatureConfig { dims_log2: 16, ..BlockFeatureConfig::default() };
     let mut fx = FeatureExtractor::new(features);
     let mut pages = Vec::new();
@@ -171,9 +175,9 @@ fn tiny_pso_model() -> PsoModel {
 }
 
 /// An SVM model with `n` support vectors at seeded random positions (see the module header).
-fn synthetic_svm(n: usize) -> article_pipeline::scoring::svm::SvmModel {
-    use article_pipeline::blocks::yao::{N_FEATURES, N_TOKENS, YaoFeatureConfig};
-    use article_pipeline::scoring::svm::{Scaler, SvmHeader, SvmModel};
+fn synthetic_svm(n: usize) -> article_pipeline::methods::svm::scorer::SvmModel {
+    use article_pipeline::methods::svm::features::{N_FEATURES, N_TOKENS, YaoFeatureConfig};
+    use article_pipeline::methods::svm::scorer::{Scaler, SvmHeader, SvmModel};
     let mut s = 1u64;
     let mut unit = move || {
         s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -197,10 +201,10 @@ fn synthetic_svm(n: usize) -> article_pipeline::scoring::svm::SvmModel {
 
 /// A tiny memory-based model (IB1 or IGTree) from generated pages, or why not.
 fn tiny_mbl_model(
-    algorithm: article_pipeline::learners::mbl::Algorithm,
-) -> Result<article_pipeline::learners::mbl::MblModel, String> {
-    use article_pipeline::blocks::text_tail::{N_FEATURES, label_units};
-    use article_pipeline::learners::mbl::{MblModel, MblOptions};
+    algorithm: article_pipeline::methods::mbl::knn::Algorithm,
+) -> Result<article_pipeline::methods::mbl::knn::MblModel, String> {
+    use article_pipeline::methods::mbl::knn::{MblModel, MblOptions};
+    use article_pipeline::methods::mbl::units::{N_FEATURES, label_units};
     let mut all = Vec::new();
     for seed in 0..12u64 {
         let html = news_page(8_000 + 1_000 * seed as usize, 1000 + seed);
@@ -215,7 +219,7 @@ fn tiny_mbl_model(
     if all.is_empty() {
         return Err("no labelled page".to_string());
     }
-    let instances = article_pipeline::training::mbl::dedup(all);
+    let instances = article_pipeline::methods::mbl::train::dedup(all);
     Ok(MblModel::from_instances(&instances, MblOptions { algorithm, ..MblOptions::default() }, Default::default()))
 }
 
@@ -233,14 +237,14 @@ fn make_scorer(name: &str) -> Result<Box<dyn Scorer>, String> {
         "crf-mss" => block("crf", false, BlockOutput::Hybrid, "crf-mss"),
         "pso" => Ok(Box::new(PsoScorer::new(tiny_pso_model(), "bench"))),
         "pso-blocks" => Ok(Box::new(PsoScorer::every_block(tiny_pso_model(), "bench"))),
-        "svm" => Ok(Box::new(article_pipeline::scoring::svm::SvmScorer::new(synthetic_svm(2667), "bench"))),
+        "svm" => Ok(Box::new(article_pipeline::methods::svm::scorer::SvmScorer::new(synthetic_svm(2667), "bench"))),
         "knn" | "igtree" => {
-            use article_pipeline::learners::mbl::Algorithm;
+            use article_pipeline::methods::mbl::knn::Algorithm;
             let algorithm = if name == "knn" { Algorithm::Ib1 } else { Algorithm::Igtree };
             let m = tiny_mbl_model(algorithm)?;
-            Ok(Box::new(article_pipeline::scoring::mbl::MblScorer::new(m, name == "igtree", "bench")))
+            Ok(Box::new(article_pipeline::methods::mbl::scorer::MblScorer::new(m, name == "igtree", "bench")))
         }
-        other => scoring::build(other, None, None, None).map_err(|e| e.to_string()),
+        other => methods::build(other, None, None, None).map_err(|e| e.to_string()),
     }
 }
 

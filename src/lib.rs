@@ -10,29 +10,25 @@
 //!   [`html::stem`] (on ASCII bytes, checked against rust-stemmers).
 //! - [`metadata`]: dates, language, authors, site name, canonical URL … noted during the same
 //!   token stream (JSON-LD, `<meta>`, `<time>`, URL, text near the headline).
-//! - [`model_file`]: the one container of every model file (header, payload, checksum), below
-//!   the scorers that read models and the learners that write them.
-//! - [`scoring`]: a [`scoring::Scorer`] gives every token a score; [`scoring::max_subsequence`]
-//!   finds the highest-valued span in one pass.
-//! - [`extract`]: the synchronous, I/O-free [`extract::Extractor`] wiring the two and turning the
-//!   chosen span into clean text (HR constraint, cleaning rules, paragraph layout).
-//! - [`blocks`] and [`learners`]: the block-labelling family of Gibson, Wellner & Lubar (2007)
-//!   — streaming block segmentation and features, CRF / MEMM / MaxEnt — behind the block
-//!   scorers of [`scoring::blocks`] (multi-span or hybrid with the maximum subsequence); Yao &
-//!   Zuo's SVM block classifier is [`blocks::yao`] (features), [`scoring::svm`] (model, scorer)
-//!   and [`training::svm`] (learning). The memory-based learner of the TiMBL thesis reuses the
-//!   segmenter's text/tail units ([`blocks::text_tail`], [`learners::mbl`]: IB1 and IGTree)
-//!   behind [`scoring::mbl`], which also predicts the article's title and headings
-//!   ([`scoring::Structure`]).
-//! - [`gold`]: gold text, gold words and their alignment with page tokens, the filters of
-//!   training pages, Ziegler's similarity: below every method and the evaluation.
-//! - [`dataset`] and [`eval`]: manifests of (page, gold text) and the metrics of
-//!   `../shared/peers/score.py`, reimplemented to agree with it; [`eval::bench`] times scorers
-//!   on the same pages in one run (`pipeline bench`).
-//!
 //! - [`features`]: the token features of the Naive Bayes model (trigrams, most-recent-unclosed
-//!   tag, id/class words), and [`training`]: fitting the models (NB, SVM, PSO, memory-based)
-//!   and the unsupervised bootstrap.
+//!   tag, id/class words).
+//! - [`dataset`] and [`gold`]: manifests of (page, gold text); gold text, gold words and their
+//!   alignment with page tokens, the filters of training pages, Ziegler's similarity. Below
+//!   every method and the evaluation.
+//! - [`model_file`]: the one container of every model file (header, payload, checksum).
+//! - [`scoring`]: the [`scoring::Scorer`] contract (a score for every token, streamed) and
+//!   [`scoring::max_subsequence`], which finds the highest-valued span in one pass (§6.2).
+//! - [`segment`]: the page cut into blocks (Gibson et al.'s, Yao & Zuo's, the thesis' text and
+//!   tail), block labels from gold, block labels back to token scores: what the block methods
+//!   share.
+//! - [`methods`]: one folder per extraction method (`nb`, `simple`, `largest_block`, `blocks`
+//!   for CRF / MEMM / MaxEnt, `svm`, `mbl`, `pso`), each with its features, model, training
+//!   and scorer, and [`methods::METHODS`], the one table that registers them.
+//! - [`extract`]: the synchronous, I/O-free [`extract::Extractor`] wiring a scorer to the
+//!   maximum subsequence and turning the chosen span into clean text (HR constraint, cleaning
+//!   rules, paragraph layout); every knob is a field of [`extract::ExtractOptions`].
+//! - [`eval`]: the metrics of `../shared/peers/score.py`, reimplemented to agree with it;
+//!   [`eval::bench`] times methods on the same pages in one run (`pipeline bench`).
 //!
 //! The crawl half, in the order records flow:
 //! - [`transport`]: what network readers share (TLS provider, the resume policy of a stream).
@@ -52,7 +48,6 @@
 //!
 //! The `pipeline` binary (`src/main.rs`, `src/cli/`) only parses arguments and prints.
 
-pub mod blocks;
 pub mod dataset;
 pub mod dedup;
 pub mod eval;
@@ -60,13 +55,13 @@ pub mod extract;
 pub mod features;
 pub mod gold;
 pub mod html;
-pub mod learners;
 pub mod metadata;
+pub mod methods;
 pub mod model_file;
 pub mod pipeline;
 pub mod scoring;
+pub mod segment;
 pub mod sink;
 pub mod sources;
 pub mod storage;
-pub mod training;
 pub mod transport;

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use article_pipeline::extract::{ExtractError, ExtractOptions, Extractor};
-use article_pipeline::scoring;
+use article_pipeline::methods;
 
 const CHILD: &str = "BAD_INPUT_CHILD";
 
@@ -101,7 +101,7 @@ fn extract_all(page: &[u8]) -> Vec<Result<String, String>> {
     ["simple", "nb"]
         .iter()
         .map(|s| {
-            let scorer = scoring::build(s, None, None, None).unwrap();
+            let scorer = methods::build(s, None, None, None).unwrap();
             let ex = Extractor::new(
                 scorer.as_ref(),
                 ExtractOptions { clean: true, hr_constraint: true, ..Default::default() },
@@ -159,7 +159,7 @@ fn many_megabytes_of_text_without_tags() {
 
 #[test]
 fn oversized_pages_are_a_clear_error() {
-    let scorer = scoring::build("simple", None, None, None).unwrap();
+    let scorer = methods::build("simple", None, None, None).unwrap();
     let ex = Extractor::new(scorer.as_ref(), ExtractOptions { max_page_bytes: 1000, ..Default::default() });
     assert!(matches!(ex.extract(&[b'a'; 5000], None), Err(ExtractError::TooLarge { limit: 1000 })));
 }

@@ -1,12 +1,12 @@
 //! `schema/record.schema.json` against what the binary writes: records of every scorer of
-//! `scoring::NAMES`, from a WARC run with a model trained here where the scorer needs one,
+//! `methods::NAMES`, from a WARC run with a model trained here where the scorer needs one,
 //! validated with a JSON Schema validator; and the schema's scorer list equals `NAMES`.
 
 mod common;
 
 use std::path::Path;
 
-use article_pipeline::scoring;
+use article_pipeline::methods;
 use article_pipeline::sink::{list_parts, read_part};
 use common::{STORIES, pipeline, story_manifest};
 
@@ -48,7 +48,7 @@ fn the_schema_lists_exactly_the_scorers_of_the_binary() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert_eq!(listed, scoring::NAMES, "schema/record.schema.json scorer enum vs scoring::NAMES");
+    assert_eq!(listed, methods::NAMES, "schema/record.schema.json scorer enum vs methods::NAMES");
 }
 
 #[test]
@@ -65,7 +65,7 @@ fn records_of_every_scorer_validate_against_the_schema() {
     let out = pipeline(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
-    for scorer in scoring::NAMES {
+    for scorer in methods::NAMES {
         let mut run =
             vec!["--warc".to_string(), warc.clone(), "--scorer".into(), scorer.into(), "--threads".into(), "1".into()];
         if let Some(learner) = learner_of(scorer) {

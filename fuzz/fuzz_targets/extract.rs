@@ -6,7 +6,7 @@ use article_pipeline::extract::{ExtractOptions, Extractor};
 fuzz_target!(|data: &[u8]| {
     thread_local! {
         static SCORER: Box<dyn article_pipeline::scoring::Scorer> =
-            article_pipeline::scoring::build("nb", None, None, None).expect("built-in model");
+            article_pipeline::methods::build("nb", None, None, None).expect("built-in model");
     }
     SCORER.with(|s| {
         let x = Extractor::new(s.as_ref(), ExtractOptions { hr_constraint: true, clean: true, ..ExtractOptions::default() });

@@ -4,9 +4,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = article_pipeline::scoring::naive_bayes::NbModel::from_bytes(data);
-    let _ = article_pipeline::learners::BlockModel::from_bytes(data);
-    let _ = article_pipeline::scoring::pso::PsoModel::from_bytes(data);
-    let _ = article_pipeline::scoring::svm::SvmModel::from_bytes(data);
-    let _ = article_pipeline::learners::mbl::MblModel::from_bytes(data);
+    let _ = article_pipeline::methods::nb::model::NbModel::from_bytes(data);
+    let _ = article_pipeline::methods::blocks::learn::BlockModel::from_bytes(data);
+    let _ = article_pipeline::methods::pso::thresholds::PsoModel::from_bytes(data);
+    let _ = article_pipeline::methods::svm::scorer::SvmModel::from_bytes(data);
+    let _ = article_pipeline::methods::mbl::knn::MblModel::from_bytes(data);
 });

@@ -19,8 +19,9 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
 
 use article_pipeline::dedup::{DedupOptions, Fingerprinter, NearDuplicateIndex};
 use article_pipeline::extract::{self, ExtractOptions};
+use article_pipeline::methods;
 use article_pipeline::pipeline::{PageOutcome, page_record};
-use article_pipeline::scoring::{self, Scorer};
+use article_pipeline::scoring::Scorer;
 use article_pipeline::sink::record::Source;
 use article_pipeline::sources::{self, SourceEvent};
 
@@ -121,7 +122,7 @@ impl Extractor {
         }
         let options = extract_options(options)?;
         let built =
-            scoring::build(scorer, model.as_deref(), bias, tag_bias).map_err(|e| ModelError::new_err(e.to_string()))?;
+            methods::build(scorer, model.as_deref(), bias, tag_bias).map_err(|e| ModelError::new_err(e.to_string()))?;
         let problems = options.problems();
         if !problems.is_empty() {
             return Err(PyValueError::new_err(problems.join("; ")));
@@ -470,7 +471,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WarcPages>()?;
     m.add_class::<WarcRecords>()?;
     m.add_function(wrap_pyfunction!(fingerprints_json, m)?)?;
-    m.add("SCORERS", scoring::NAMES.to_vec())?;
+    m.add("SCORERS", methods::NAMES.to_vec())?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     let py = m.py();
     m.add("ArticlePipelineError", py.get_type::<ArticlePipelineError>())?;

@@ -8,7 +8,7 @@ use clap::Args;
 use article_pipeline::dataset;
 use article_pipeline::eval::bench::{self, BenchPage};
 use article_pipeline::extract::Extractor;
-use article_pipeline::scoring;
+use article_pipeline::methods;
 
 use super::{ExtractorArgs, Outcome};
 
@@ -40,14 +40,14 @@ pub fn exec(args: BenchArgs) -> anyhow::Result<Outcome> {
     let against: Vec<&str> = args.against.iter().map(String::as_str).filter(|s| *s != "none").collect();
     for a in &against {
         anyhow::ensure!(
-            scoring::NAMES.contains(a),
+            methods::NAMES.contains(a),
             "unknown scorer `{a}` in --against (one of: {})",
-            scoring::NAMES.join(", ")
+            methods::NAMES.join(", ")
         );
     }
     let (scorer, options) = args.extractor.build()?;
-    let others: Vec<Box<dyn scoring::Scorer>> =
-        against.iter().map(|a| scoring::build(a, None, None, None)).collect::<Result<_, _>>()?;
+    let others: Vec<Box<dyn article_pipeline::scoring::Scorer>> =
+        against.iter().map(|a| methods::build(a, None, None, None)).collect::<Result<_, _>>()?;
     let mut names = vec![args.extractor.scorer.clone()];
     names.extend(against.iter().map(|s| s.to_string()));
     let extractors: Vec<Extractor<'_>> = std::iter::once(scorer.as_ref())

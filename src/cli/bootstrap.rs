@@ -15,10 +15,11 @@ use article_pipeline::dataset;
 use article_pipeline::eval;
 use article_pipeline::extract::{ExtractOptions, Extractor};
 use article_pipeline::features::FeatureSet;
-use article_pipeline::scoring::naive_bayes::{NbModel, NbScorer};
-use article_pipeline::scoring::{DEFAULT_NB_MODEL, Scorer};
+use article_pipeline::methods::nb::DEFAULT_MODEL;
+use article_pipeline::methods::nb::bootstrap::{self, BootstrapOptions, GroupBy, PoolPage, SourceGrouper};
+use article_pipeline::methods::nb::model::{NbModel, NbScorer};
+use article_pipeline::scoring::Scorer;
 use article_pipeline::sources::{self, SourceEvent};
-use article_pipeline::training::bootstrap::{self, BootstrapOptions, GroupBy, PoolPage, SourceGrouper};
 
 use super::Outcome;
 
@@ -140,7 +141,7 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
             let bytes = std::fs::read(p).with_context(|| format!("cannot read `{}`", p.display()))?;
             (NbModel::from_bytes(&bytes).with_context(|| format!("`{}`", p.display()))?, p.display().to_string())
         }
-        None => (NbModel::from_bytes(DEFAULT_NB_MODEL).context("built-in model")?, "default".to_string()),
+        None => (NbModel::from_bytes(DEFAULT_MODEL).context("built-in model")?, "default".to_string()),
     };
     let group_by = match args.group_by {
         Group::Host => GroupBy::Host,

@@ -22,7 +22,8 @@ use std::process::ExitCode;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use article_pipeline::extract::ExtractOptions;
-use article_pipeline::scoring::{self, Scorer};
+use article_pipeline::methods;
+use article_pipeline::scoring::Scorer;
 
 /// Article text from web pages, by maximum subsequence segmentation.
 #[derive(Debug, Parser)]
@@ -64,7 +65,7 @@ enum Command {
 #[derive(Debug, Args, Clone)]
 pub struct ExtractorArgs {
     /// Token scorer.
-    #[arg(long, default_value = "nb", value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
+    #[arg(long, default_value = "nb", value_parser = clap::builder::PossibleValuesParser::new(methods::NAMES))]
     pub scorer: String,
     /// Model file for the scorer (default: the built-in model).
     #[arg(long)]
@@ -85,7 +86,7 @@ pub struct ExtractorArgs {
 
 impl ExtractorArgs {
     pub fn build(&self) -> anyhow::Result<(Box<dyn Scorer>, ExtractOptions)> {
-        let scorer = scoring::build(&self.scorer, self.model.as_deref(), self.bias, self.tag_bias)?;
+        let scorer = methods::build(&self.scorer, self.model.as_deref(), self.bias, self.tag_bias)?;
         let options = self.options.clone();
         let problems = options.problems();
         if !problems.is_empty() {

@@ -11,13 +11,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use article_pipeline::dedup::Fingerprinter;
 use article_pipeline::extract::ExtractOptions;
 use article_pipeline::extract::Extractor;
+use article_pipeline::methods;
 use article_pipeline::pipeline::config::FeedsConfig;
 use article_pipeline::pipeline::s3_output::{self, S3Output};
 use article_pipeline::pipeline::shard::{Shard, ShardManifest};
 use article_pipeline::pipeline::{
     EngineOptions, OutputMirror, PipelineConfig, Progress, RunContext, Stats, feeds_run, warc_run,
 };
-use article_pipeline::scoring;
 use article_pipeline::storage::{self, S3Url};
 use serde::Deserialize;
 
@@ -63,7 +63,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub drop_near_duplicates: bool,
     /// Token scorer (see "choosing a scorer" in README.md).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(methods::NAMES))]
     pub scorer: Option<String>,
     /// Model file for the scorer (default: the built-in model).
     #[arg(long)]
@@ -268,7 +268,7 @@ impl Progress for Bar {
 
 pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome> {
     let config = args.config(matches)?;
-    let scorer = scoring::build(
+    let scorer = methods::build(
         &config.extractor.scorer,
         config.extractor.model.as_deref(),
         config.extractor.bias,

@@ -10,8 +10,9 @@ use clap::Args;
 
 use article_pipeline::dataset;
 use article_pipeline::features::FeatureSet;
-use article_pipeline::scoring::naive_bayes::NbParams;
-use article_pipeline::training::{self, LabelOptions};
+use article_pipeline::gold::LabelOptions;
+use article_pipeline::methods::nb::model::NbParams;
+use article_pipeline::methods::nb::train as training;
 
 use super::Outcome;
 
@@ -176,8 +177,8 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
 
 /// `--learner crf|memm|maxent`: a block model.
 fn exec_blocks(args: TrainArgs) -> anyhow::Result<Outcome> {
-    use article_pipeline::blocks::features::BlockFeatureConfig;
-    use article_pipeline::learners::{self, BlockTrainOptions};
+    use article_pipeline::methods::blocks::features::BlockFeatureConfig;
+    use article_pipeline::methods::blocks::learn::{self as learners, BlockTrainOptions};
     anyhow::ensure!(args.sigma > 0.0, "--sigma must be positive");
     anyhow::ensure!((0.0..=1.0).contains(&args.label_threshold), "--label-threshold must be within 0..1");
     let mut features = BlockFeatureConfig { history: args.history, dims_log2: args.dims_log2, ..Default::default() };

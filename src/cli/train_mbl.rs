@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
-use article_pipeline::blocks::text_tail::feature_name;
 use article_pipeline::dataset;
-use article_pipeline::learners::mbl::{Algorithm, MblOptions, Weighting};
-use article_pipeline::training::{LabelOptions, mbl};
+use article_pipeline::gold::LabelOptions;
+use article_pipeline::methods::mbl::knn::{Algorithm, MblOptions, Weighting};
+use article_pipeline::methods::mbl::train as mbl;
+use article_pipeline::methods::mbl::units::feature_name;
 
 use super::Outcome;
 

@@ -9,8 +9,8 @@ use anyhow::Context;
 use clap::Args;
 
 use article_pipeline::dataset;
-use article_pipeline::scoring::pso_blocks::{BlockOptions, FEATURE_NAMES, LOWER_BOUND};
-use article_pipeline::training::pso::{self, PsoTrainOptions, SwarmParams};
+use article_pipeline::methods::pso::blocks::{BlockOptions, FEATURE_NAMES, LOWER_BOUND};
+use article_pipeline::methods::pso::train::{self as pso, PsoTrainOptions, SwarmParams};
 
 use super::Outcome;
 

@@ -8,10 +8,10 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 
-use article_pipeline::blocks::yao::YaoFeatureConfig;
 use article_pipeline::dataset;
-use article_pipeline::training::LabelOptions;
-use article_pipeline::training::svm::{self, FeatureSet, SvmTrainOptions};
+use article_pipeline::methods::nb::train::LabelOptions;
+use article_pipeline::methods::svm::features::YaoFeatureConfig;
+use article_pipeline::methods::svm::train::{self as svm, FeatureSet, SvmTrainOptions};
 
 use super::Outcome;
 

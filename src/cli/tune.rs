@@ -10,7 +10,7 @@ use clap::Args;
 use article_pipeline::dataset;
 use article_pipeline::eval::tune::{self, Setting};
 use article_pipeline::extract::ExtractOptions;
-use article_pipeline::scoring;
+use article_pipeline::methods;
 
 use super::Outcome;
 
@@ -23,7 +23,7 @@ pub struct TuneArgs {
     #[arg(long, default_value = "dev")]
     split: String,
     /// Token scorer.
-    #[arg(long, default_value = "nb", value_parser = clap::builder::PossibleValuesParser::new(scoring::NAMES))]
+    #[arg(long, default_value = "nb", value_parser = clap::builder::PossibleValuesParser::new(methods::NAMES))]
     scorer: String,
     /// Model file (default: the built-in model).
     #[arg(long)]
@@ -156,7 +156,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     settings.sort_by_key(|s| !(s.bias.is_none() && s.tag_bias.is_none() && s.options == default));
     let n = settings.len();
     let build = |s: &Setting| {
-        let scorer = scoring::build(&args.scorer, args.model.as_deref(), s.bias, s.tag_bias)?;
+        let scorer = methods::build(&args.scorer, args.model.as_deref(), s.bias, s.tag_bias)?;
         Ok(scorer)
     };
     let report = tune::tune(&entries, settings, args.threads, &build, |i, s, f1| {

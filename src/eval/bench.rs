@@ -189,7 +189,7 @@ pub fn format_table(r: &BenchReport) -> String {
 mod tests {
     use super::*;
     use crate::extract::ExtractOptions;
-    use crate::scoring;
+    use crate::methods;
 
     #[test]
     fn medians_of_odd_and_even_counts() {
@@ -209,8 +209,8 @@ mod tests {
             pages.push(BenchPage { id: format!("p{i}"), path });
         }
         pages.push(BenchPage { id: "gone".into(), path: dir.path().join("missing.html") });
-        let nb = scoring::build("nb", None, None, None).unwrap();
-        let simple = scoring::build("simple", None, None, None).unwrap();
+        let nb = methods::build("nb", None, None, None).unwrap();
+        let simple = methods::build("simple", None, None, None).unwrap();
         let (a, b) = (
             Extractor::new(nb.as_ref(), ExtractOptions::default()),
             Extractor::new(simple.as_ref(), ExtractOptions::default()),

@@ -4,15 +4,15 @@
 //! each also over pages whose gold Content blocks are contiguous and over the others.
 //!
 //! Scorer-agnostic: both the gold text and the extracted text are aligned to the page's
-//! words ([`crate::blocks::labels`]), and a block counts as Content (gold) or extracted
+//! words ([`crate::segment::labels`]), and a block counts as Content (gold) or extracted
 //! (predicted) when at least half its words align, so NB-MSS and the block scorers are
 //! measured the same way. Pages whose gold is short or barely in the page are left out and
 //! counted.
 
 use serde::Serialize;
 
-use crate::blocks::labels::{aligned_tokens, block_labels, label_blocks};
-use crate::training::{LabelOptions, gold_word_keys};
+use crate::methods::nb::train::{LabelOptions, gold_word_keys};
+use crate::segment::labels::{aligned_tokens, block_labels, label_blocks};
 
 /// Block outcome of one page.
 #[derive(Debug, Clone, Copy, Default, Serialize)]

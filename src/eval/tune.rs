@@ -161,7 +161,7 @@ pub fn lodo(settings: Vec<Setting>, pages: &[Vec<(String, PageMetrics)>]) -> Tun
 }
 
 /// Builds the scorer of a setting (its bias and tag bias applied).
-pub type ScorerFor<'a> = dyn Fn(&Setting) -> Result<Box<dyn Scorer>, crate::scoring::ScorerError> + 'a;
+pub type ScorerFor<'a> = dyn Fn(&Setting) -> Result<Box<dyn Scorer>, crate::methods::ScorerError> + 'a;
 
 /// Scores every page of `entries` under every setting (pages extracted by `threads` workers)
 /// and runs the LODO selection. `scorer_for` builds the scorer of a setting (its bias and tag
@@ -187,7 +187,7 @@ pub fn tune(
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
     #[error(transparent)]
-    Scorer(#[from] crate::scoring::ScorerError),
+    Scorer(#[from] crate::methods::ScorerError),
     #[error("cannot start the worker threads: {0}")]
     Threads(#[from] rayon::ThreadPoolBuildError),
 }

@@ -1,6 +1,6 @@
 //! Unit-level evaluation of structure-labelling scorers (`knn`, `igtree`), as the memory-based
 //! thesis reports it (§6.1): precision, recall and F per class (title, heading, body, garbage)
-//! against the gold-derived unit classes of [`crate::blocks::text_tail::label_units`], pooled
+//! against the gold-derived unit classes of [`crate::methods::mbl::units::label_units`], pooled
 //! over all units ("micro-mean") and averaged over sources ("macro-mean"; our sources are the
 //! datasets, the thesis' were news sites), then averaged over the classes.
 //!
@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::blocks::text_tail::{Class, label_units};
 use crate::dataset::Gold;
-use crate::learners::mbl::MblOptions;
-use crate::training::LabelOptions;
+use crate::methods::mbl::knn::MblOptions;
+use crate::methods::mbl::units::{Class, label_units};
+use crate::methods::nb::train::LabelOptions;
 
 /// Confusion counts of one page: `counts[gold][predicted]` over units.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

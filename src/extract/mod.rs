@@ -681,7 +681,7 @@ pub fn is_text(kind: TokenKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scoring::simple::{SimpleScorer, SimpleScorerConfig};
+    use crate::methods::simple::{SimpleScorer, SimpleScorerConfig};
 
     /// `n` distinct words starting with `tag`.
     fn words(tag: &str, n: usize) -> String {

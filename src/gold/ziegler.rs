@@ -5,7 +5,7 @@
 //! removing all punctuation symbols").
 //!
 //! It is both an evaluation metric (`ziegler_sim` in `pipeline eval`) and the fitness the PSO
-//! learner maximises ([`crate::training::pso`]), which shares [`for_each_term`] so both see
+//! learner maximises ([`crate::methods::pso::train`]), which shares [`for_each_term`] so both see
 //! the same terms.
 
 use std::collections::HashMap;

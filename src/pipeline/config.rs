@@ -454,21 +454,21 @@ impl PipelineConfig {
         } else if crate::sources::remote::is_remote(&out) {
             p.push(format!("output `{out}`: give a folder or an s3://bucket/prefix/"));
         }
-        if !crate::scoring::NAMES.contains(&self.extractor.scorer.as_str()) {
+        if !crate::methods::NAMES.contains(&self.extractor.scorer.as_str()) {
             p.push(format!(
                 "extractor.scorer `{}` is not one of {}",
                 self.extractor.scorer,
-                crate::scoring::NAMES.join(", ")
+                crate::methods::NAMES.join(", ")
             ));
         }
-        let method = crate::scoring::METHODS.iter().find(|m| m.name == self.extractor.scorer);
+        let method = crate::methods::METHODS.iter().find(|m| m.name == self.extractor.scorer);
         if let Some(m) = method {
             match (m.model, &self.extractor.model) {
-                (crate::scoring::ModelUse::Required, None) => p.push(format!(
+                (crate::methods::ModelUse::Required, None) => p.push(format!(
                     "extractor.scorer `{}` needs extractor.model (a model file from `pipeline train`)",
                     m.name
                 )),
-                (crate::scoring::ModelUse::Never, Some(_)) => {
+                (crate::methods::ModelUse::Never, Some(_)) => {
                     p.push(format!("extractor.scorer `{}` takes no extractor.model", m.name))
                 }
                 _ => {}

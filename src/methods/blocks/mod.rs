@@ -1,0 +1,42 @@
+//! The block labellers of Gibson, Wellner & Lubar (2007): each block of the page
+//! ([`crate::segment`], §5) gets the paper's features ([`features`], §6) and a Content / NotContent
+//! label from a linear-chain CRF ([`crf`]), a maximum-entropy Markov model ([`memm`]) or a
+//! maximum-entropy classifier ([`maxent`]), all fitted by L-BFGS ([`lbfgs`]) in [`learn`], which
+//! also owns the model file. [`scorer`] turns labels into token scores: every Content block
+//! (multi-span) or the maximum subsequence over the marginals (`crf-mss`).
+
+pub mod crf;
+pub mod features;
+pub mod lbfgs;
+pub mod learn;
+pub mod maxent;
+pub mod memm;
+pub mod scorer;
+
+use std::path::Path;
+
+use super::{ScorerError, read_model, required};
+use crate::scoring::Scorer;
+use learn::BlockModel;
+use scorer::{BlockOutput, BlockScorer};
+
+/// A block-model scorer (Gibson et al. 2007): `crf`, `memm`, `maxent` keep every Content block;
+/// `crf-mss` runs the maximum subsequence over the model's marginals (any block learner).
+pub(super) fn load(name: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
+    let path = required(name, model)?;
+    let (m, stem) = read_model(path, BlockModel::from_bytes)?;
+    let (name, output): (&'static str, _) = match name {
+        "crf-mss" => ("crf-mss", BlockOutput::Hybrid),
+        "crf" => ("crf", BlockOutput::MultiSpan),
+        "memm" => ("memm", BlockOutput::MultiSpan),
+        _ => ("maxent", BlockOutput::MultiSpan),
+    };
+    if output == BlockOutput::MultiSpan && m.header.learner != name {
+        return Err(ScorerError::WrongLearner {
+            path: path.to_path_buf(),
+            learner: m.header.learner.clone(),
+            scorer: name.to_string(),
+        });
+    }
+    Ok(Box::new(BlockScorer::new(m, output, name, stem)))
+}
