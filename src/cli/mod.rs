@@ -11,9 +11,6 @@ mod pack;
 mod run;
 mod status;
 mod train;
-mod train_mbl;
-mod train_pso;
-mod train_svm;
 mod tune;
 
 use std::io::Write;

@@ -1,5 +1,6 @@
-//! `pipeline train`: learn a Naive Bayes model from manifests and write it as `.nbm`, or,
-//! with `--learner crf|memm|maxent`, a block model (Gibson et al. 2007) in the same container.
+//! `pipeline train`: fits a method's model on the pages of dataset manifests and writes its
+//! file. `--learner` is one of the methods of `methods::METHODS` that learn; the flags of each
+//! family are read by that family's learner and ignored by the others.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -11,8 +12,15 @@ use clap::Args;
 use article_pipeline::dataset;
 use article_pipeline::features::FeatureSet;
 use article_pipeline::gold::LabelOptions;
+use article_pipeline::methods::blocks::features::BlockFeatureConfig;
+use article_pipeline::methods::blocks::learn::BlockTrainOptions;
+use article_pipeline::methods::mbl::knn::{MblOptions, Weighting};
 use article_pipeline::methods::nb::model::NbParams;
-use article_pipeline::methods::nb::train as training;
+use article_pipeline::methods::pso::blocks::BlockOptions;
+use article_pipeline::methods::pso::train::{PsoTrainOptions, SwarmParams};
+use article_pipeline::methods::svm::features::YaoFeatureConfig;
+use article_pipeline::methods::svm::train::{FeatureSet as SvmFeatureSet, SvmTrainOptions};
+use article_pipeline::methods::{self, TrainOptions};
 
 use super::Outcome;
 
@@ -30,7 +38,7 @@ pub struct TrainArgs {
     /// Learner: Naive Bayes token scorer, a block labeller (crf, memm, maxent), or PSO
     /// thresholds on text blocks (Ziegler & Skubacz 2007), an SVM block classifier (Yao & Zuo),
     /// or the memory-based learner (knn = IB1, igtree; the TiMBL thesis).
-    #[arg(long, default_value = "nb", value_parser = ["nb", "crf", "memm", "maxent", "pso", "svm", "knn", "igtree"])]
+    #[arg(long, default_value = "nb", value_parser = clap::builder::PossibleValuesParser::new(methods::learners()))]
     learner: String,
     /// Block learners: Gaussian prior sigma.
     #[arg(long, default_value_t = 1.0)]
@@ -87,156 +95,188 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 0)]
     threads: usize,
     #[command(flatten)]
-    pso: super::train_pso::PsoArgs,
+    pso: PsoArgs,
     #[command(flatten)]
-    svm: super::train_svm::SvmArgs,
+    svm: SvmArgs,
     #[command(flatten)]
-    mbl: super::train_mbl::MblArgs,
+    mbl: MblArgs,
 }
 
-/// A progress line on stderr (terminals only): "`what`: done/total pages", every 20 pages.
-pub(super) fn progress_line(what: &'static str, total: usize) -> impl Fn(usize) + Sync {
-    let tty = std::io::stderr().is_terminal();
-    move |done: usize| {
-        if tty && (done.is_multiple_of(20) || done == total) {
-            eprint!("\r{what}: {done}/{total} pages");
-            if done == total {
-                eprintln!();
-            }
+/// Options of the PSO learner (ignored by `--learner nb`).
+#[derive(Debug, Args)]
+pub struct PsoArgs {
+    /// PSO: particles.
+    #[arg(long, default_value_t = SwarmParams::default().population)]
+    pso_population: usize,
+    /// PSO: generations.
+    #[arg(long, default_value_t = SwarmParams::default().generations)]
+    pso_generations: usize,
+    /// PSO: inertia weight ω.
+    #[arg(long, default_value_t = SwarmParams::default().inertia)]
+    pso_inertia: f64,
+    /// PSO: cognitive weight τ (pull towards a particle's own best).
+    #[arg(long, default_value_t = SwarmParams::default().cognitive)]
+    pso_cognitive: f64,
+    /// PSO: social weight φ (pull towards the swarm's best).
+    #[arg(long, default_value_t = SwarmParams::default().social)]
+    pso_social: f64,
+    /// PSO: largest velocity per coordinate (unit-cube lengths).
+    #[arg(long, default_value_t = SwarmParams::default().max_velocity)]
+    pso_max_velocity: f64,
+    /// PSO: random seed.
+    #[arg(long, default_value_t = SwarmParams::default().seed)]
+    pso_seed: u64,
+    /// PSO: use at most this many pages, every k-th in manifest order (0 = all).
+    #[arg(long, default_value_t = 0)]
+    pso_max_pages: usize,
+    /// PSO: cut blocks at <div> too (the paper removes <div> with a space).
+    #[arg(long)]
+    pso_split_at_div: bool,
+}
+
+/// Options of the SVM learner (ignored by the other learners).
+#[derive(Debug, Args)]
+pub struct SvmArgs {
+    /// SVM: penalty C (default LIBSVM's 1).
+    #[arg(long, default_value_t = SvmTrainOptions::default().c)]
+    svm_c: f64,
+    /// SVM: RBF width γ (default LIBSVM's 1/#features = 1/18).
+    #[arg(long)]
+    svm_gamma: Option<f64>,
+    /// SVM: train on at most this many blocks, a seeded uniform sample (kernel SVMs are O(n²)).
+    #[arg(long, default_value_t = SvmTrainOptions::default().max_blocks)]
+    svm_max_blocks: usize,
+    /// SVM: seed of the block sample.
+    #[arg(long, default_value_t = SvmTrainOptions::default().seed)]
+    svm_seed: u64,
+    /// SVM: SMO stopping tolerance.
+    #[arg(long, default_value_t = SvmTrainOptions::default().tolerance)]
+    svm_tolerance: f64,
+    /// SVM: M, the number of relative positions ⌊n/N·M⌋.
+    #[arg(long, default_value_t = YaoFeatureConfig::default().positions)]
+    svm_positions: u32,
+    /// SVM: the paper's feature combination (§IV.C).
+    #[arg(long, default_value = "all", value_parser = ["text", "text-position", "all"])]
+    svm_feature_set: String,
+}
+
+/// Options of the memory-based learner (ignored by the other learners).
+#[derive(Debug, Args)]
+pub struct MblArgs {
+    /// knn: nearest distances that vote (the thesis: 1 within known sites, 7 for unseen ones).
+    #[arg(long, default_value_t = MblOptions::default().k)]
+    k: usize,
+    /// knn/igtree: feature weighting: none, ig (information gain), gr (gain ratio), chi2, sv
+    /// (shared variance).
+    #[arg(long, default_value = "gr", value_parser = ["none", "ig", "gr", "chi2", "sv"])]
+    weighting: String,
+    /// knn/igtree: share of a unit's words aligned to the gold text for it to be body.
+    #[arg(long, default_value_t = MblOptions::default().label_threshold)]
+    unit_threshold: f64,
+}
+
+impl TrainArgs {
+    /// The library's training options from the flags.
+    fn options(&self) -> anyhow::Result<TrainOptions> {
+        let mut block_features =
+            BlockFeatureConfig { history: self.history, dims_log2: self.dims_log2, ..Default::default() };
+        for name in self.block_features_off.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            anyhow::ensure!(
+                block_features.turn_off(name),
+                "--block-features-off: unknown feature type `{name}` (known: {})",
+                BlockFeatureConfig::TYPES.join(", ")
+            );
         }
+        let (p, s, m) = (&self.pso, &self.svm, &self.mbl);
+        Ok(TrainOptions {
+            threads: self.threads,
+            label: LabelOptions {
+                min_coverage: self.min_coverage,
+                max_tag_ratio: self.max_tag_ratio,
+                ..LabelOptions::default()
+            },
+            nb: NbParams {
+                features: FeatureSet::parse(&self.features).map_err(anyhow::Error::msg).context("--features")?,
+                alpha: self.alpha,
+                min_count: self.min_count,
+                bias: self.bias,
+                tag_bias: self.tag_bias,
+                // `inf`: no clamp.
+                class_clamp: self.class_clamp.filter(|c| c.is_finite()),
+            },
+            blocks: BlockTrainOptions {
+                learner: self.learner.clone(),
+                features: block_features,
+                sigma: self.sigma,
+                label_threshold: self.label_threshold,
+                max_iter: self.max_iter,
+                edge_features: self.edge_features,
+            },
+            svm: SvmTrainOptions {
+                features: YaoFeatureConfig { positions: s.svm_positions, ..YaoFeatureConfig::default() },
+                c: s.svm_c,
+                gamma: s.svm_gamma.unwrap_or(SvmTrainOptions::default().gamma),
+                max_blocks: s.svm_max_blocks,
+                seed: s.svm_seed,
+                tolerance: s.svm_tolerance,
+                feature_set: SvmFeatureSet::parse(&s.svm_feature_set).unwrap_or_default(),
+                ..SvmTrainOptions::default()
+            },
+            mbl: MblOptions {
+                weighting: Weighting::parse(&m.weighting).context("--weighting")?,
+                k: m.k,
+                label_threshold: m.unit_threshold,
+                ..MblOptions::default()
+            },
+            pso: PsoTrainOptions {
+                swarm: SwarmParams {
+                    population: p.pso_population,
+                    generations: p.pso_generations,
+                    inertia: p.pso_inertia,
+                    cognitive: p.pso_cognitive,
+                    social: p.pso_social,
+                    max_velocity: p.pso_max_velocity,
+                    seed: p.pso_seed,
+                },
+                blocks: BlockOptions { split_at_div: p.pso_split_at_div },
+                max_pages: p.pso_max_pages,
+                threads: self.threads,
+            },
+        })
     }
 }
 
 pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
-    if args.learner == "pso" {
-        return super::train_pso::exec(&args.manifest, &args.split, &args.out, args.threads, &args.pso);
-    }
-    if args.learner == "svm" {
-        let (manifests, split, out) = (&args.manifest, &args.split, &args.out);
-        let (threads, label_threshold, min_coverage) = (args.threads, args.label_threshold, args.min_coverage);
-        let common = super::train_svm::Common { manifests, split, out, threads, label_threshold, min_coverage };
-        return super::train_svm::exec(common, &args.svm);
-    }
-    if matches!(args.learner.as_str(), "knn" | "igtree") {
-        return super::train_mbl::exec(&args.manifest, &args.split, &args.out, args.threads, &args.learner, &args.mbl);
-    }
-    if args.learner != "nb" {
-        return exec_blocks(args);
-    }
-    let features = FeatureSet::parse(&args.features).map_err(anyhow::Error::msg).context("--features")?;
-    anyhow::ensure!(args.alpha > 0.0, "--alpha must be positive");
-    anyhow::ensure!((0.0..=1.0).contains(&args.min_coverage), "--min-coverage must be within 0..1");
+    let options = args.options()?;
     let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
     anyhow::ensure!(!entries.is_empty(), "no `{}` pages in {:?}", args.split, args.manifest);
-    anyhow::ensure!(args.bias.is_finite() && args.tag_bias.is_finite(), "--bias and --tag-bias must be finite");
-    anyhow::ensure!(args.class_clamp.is_none_or(|c| c >= 0.0), "--class-clamp must be ≥ 0");
-    let params = NbParams {
-        features,
-        alpha: args.alpha,
-        min_count: args.min_count,
-        bias: args.bias,
-        tag_bias: args.tag_bias,
-        // `inf`: no clamp.
-        class_clamp: args.class_clamp.filter(|c| c.is_finite()),
+    // A progress line on terminals: "training: done/total pages", every 20 pages.
+    let tty = std::io::stderr().is_terminal();
+    let total = entries.len();
+    let progress = move |done: usize| {
+        if tty && (done.is_multiple_of(20) || done == total) {
+            eprint!("\rtraining: {done}/{total} pages");
+        }
     };
-    let label =
-        LabelOptions { min_coverage: args.min_coverage, max_tag_ratio: args.max_tag_ratio, ..LabelOptions::default() };
-    let progress = progress_line("training", entries.len());
     let t = Instant::now();
-    let (model, report) = training::train_nb(&entries, params, &label, args.threads, &progress)?;
-    let bytes = model.to_bytes();
+    let trained = methods::train(&args.learner, &entries, &options, &progress)?;
+    let mut err = std::io::stderr().lock();
+    if tty {
+        writeln!(err)?;
+    }
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
     }
-    std::fs::write(&args.out, &bytes).with_context(|| format!("cannot write `{}`", args.out.display()))?;
-    let skipped: Vec<String> = report.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    let mut err = std::io::stderr().lock();
+    std::fs::write(&args.out, &trained.bytes).with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    for line in &trained.report {
+        writeln!(err, "{line}")?;
+    }
     writeln!(
         err,
-        "pages: {} read, {} used (mean gold coverage {:.3}), skipped: {}",
-        report.pages,
-        report.used,
-        report.mean_coverage,
-        if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") }
-    )?;
-    let h = &model.header.training;
-    writeln!(
-        err,
-        "tokens: {} in, {} out; features: {} seen, {} kept (min count {}); model {} bytes -> {} in {:.1} s",
-        h.tokens_in,
-        h.tokens_out,
-        h.features_seen,
-        h.features_kept,
-        args.min_count,
-        bytes.len(),
+        "model {} bytes -> {} in {:.1} s",
+        trained.bytes.len(),
         args.out.display(),
         t.elapsed().as_secs_f64()
-    )?;
-    Ok(Outcome::Ok)
-}
-
-/// `--learner crf|memm|maxent`: a block model.
-fn exec_blocks(args: TrainArgs) -> anyhow::Result<Outcome> {
-    use article_pipeline::methods::blocks::features::BlockFeatureConfig;
-    use article_pipeline::methods::blocks::learn::{self as learners, BlockTrainOptions};
-    anyhow::ensure!(args.sigma > 0.0, "--sigma must be positive");
-    anyhow::ensure!((0.0..=1.0).contains(&args.label_threshold), "--label-threshold must be within 0..1");
-    let mut features = BlockFeatureConfig { history: args.history, dims_log2: args.dims_log2, ..Default::default() };
-    for name in args.block_features_off.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let f = &mut features;
-        match name {
-            "words" => f.words = false,
-            "inverse_stop_words" => f.inverse_stop_words = true,
-            "named_entities" => f.named_entities = false,
-            "title_case" => f.title_case = false,
-            "anchor_percentage" => f.anchor_percentage = false,
-            "title_matching" => f.title_matching = false,
-            "ancestor_tags" => f.ancestor_tags = false,
-            "descendant_tags" => f.descendant_tags = false,
-            "sibling_tags" => f.sibling_tags = false,
-            "word_count" => f.word_count = false,
-            "after_image" => f.after_image = false,
-            "ancestor_classes" => f.ancestor_classes = false,
-            other => anyhow::bail!("--block-features-off: unknown feature type `{other}`"),
-        }
-    }
-    let options = BlockTrainOptions {
-        learner: args.learner.clone(),
-        features,
-        sigma: args.sigma,
-        label_threshold: args.label_threshold,
-        max_iter: args.max_iter,
-        edge_features: args.edge_features,
-    };
-    let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
-    anyhow::ensure!(!entries.is_empty(), "no `{}` pages in {:?}", args.split, args.manifest);
-    let label =
-        LabelOptions { min_coverage: args.min_coverage, max_tag_ratio: args.max_tag_ratio, ..LabelOptions::default() };
-    let progress = progress_line("labelling", entries.len());
-    let model = learners::train(&entries, &options, &label, args.threads, &progress)?;
-    let bytes = model.to_bytes();
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    }
-    std::fs::write(&args.out, &bytes).with_context(|| format!("cannot write `{}`", args.out.display()))?;
-    let h = &model.header.training;
-    let skipped: Vec<String> = h.pages_skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    writeln!(
-        std::io::stderr(),
-        "{}: {} pages read, {} used, skipped: {}; {} blocks ({} Content); {} L-BFGS iterations{}, objective {:.1}; \
-         model {} bytes -> {} in {:.1} s",
-        model.header.learner,
-        entries.len(),
-        h.pages_used,
-        if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") },
-        h.blocks,
-        h.content_blocks,
-        h.iterations,
-        if h.converged { "" } else { " (not converged)" },
-        h.objective,
-        bytes.len(),
-        args.out.display(),
-        h.seconds
     )?;
     Ok(Outcome::Ok)
 }

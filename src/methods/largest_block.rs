@@ -20,6 +20,11 @@ const MAX_UNWIND: usize = 256;
 #[derive(Debug, Clone, Default)]
 pub struct LargestBlockScorer;
 
+/// Builds the scorer: no model.
+pub(super) fn load(_: &'static str, _: Option<&std::path::Path>) -> Result<Box<dyn Scorer>, super::ScorerError> {
+    Ok(Box::new(LargestBlockScorer))
+}
+
 impl Scorer for LargestBlockScorer {
     fn name(&self) -> &'static str {
         "largest-block"

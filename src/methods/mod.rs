@@ -27,6 +27,8 @@ pub mod svm;
 
 use std::path::{Path, PathBuf};
 
+use crate::dataset::ManifestEntry;
+use crate::gold::LabelOptions;
 use crate::model_file::ModelFileError;
 use crate::scoring::Scorer;
 
@@ -72,36 +74,35 @@ pub enum ModelUse {
 /// present whenever the method's [`ModelUse`] asks for one.
 type Load = fn(&'static str, Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError>;
 
+/// Fits a method's model on labelled pages: its name (for methods sharing a learner), the
+/// pages, the options, and a progress callback taking the number of pages done.
+type Train = fn(&'static str, &[ManifestEntry], &TrainOptions, &(dyn Fn(usize) + Sync)) -> Result<Trained, TrainError>;
+
 /// One extraction method of the table [`METHODS`].
 pub struct Method {
     pub name: &'static str,
     pub model: ModelUse,
     load: Load,
+    /// How `pipeline train --learner NAME` fits its model; `None` for methods that learn
+    /// nothing or read another method's model (`crf-mss`, `pso-blocks`).
+    train: Option<Train>,
 }
 
 /// The one table of methods: a method is registered by one line here; [`NAMES`], the CLI's
 /// `--scorer` values, config validation and [`build`] all read it.
 pub const METHODS: &[Method] = &[
-    Method { name: "nb", model: ModelUse::Optional, load: nb::load },
-    Method {
-        name: "simple",
-        model: ModelUse::Never,
-        load: |_, _| Ok(Box::new(simple::SimpleScorer::new(simple::SimpleScorerConfig::default()))),
-    },
-    Method { name: "crf", model: ModelUse::Required, load: blocks::load },
-    Method { name: "memm", model: ModelUse::Required, load: blocks::load },
-    Method { name: "maxent", model: ModelUse::Required, load: blocks::load },
-    Method {
-        name: "largest-block",
-        model: ModelUse::Never,
-        load: |_, _| Ok(Box::new(largest_block::LargestBlockScorer)),
-    },
-    Method { name: "crf-mss", model: ModelUse::Required, load: blocks::load },
-    Method { name: "pso", model: ModelUse::Required, load: pso::load },
-    Method { name: "pso-blocks", model: ModelUse::Required, load: pso::load },
-    Method { name: "svm", model: ModelUse::Required, load: svm::load },
-    Method { name: "knn", model: ModelUse::Required, load: mbl::load },
-    Method { name: "igtree", model: ModelUse::Required, load: mbl::load },
+    Method { name: "nb", model: ModelUse::Optional, load: nb::load, train: Some(nb::train) },
+    Method { name: "simple", model: ModelUse::Never, load: simple::load, train: None },
+    Method { name: "crf", model: ModelUse::Required, load: blocks::load, train: Some(blocks::train) },
+    Method { name: "memm", model: ModelUse::Required, load: blocks::load, train: Some(blocks::train) },
+    Method { name: "maxent", model: ModelUse::Required, load: blocks::load, train: Some(blocks::train) },
+    Method { name: "largest-block", model: ModelUse::Never, load: largest_block::load, train: None },
+    Method { name: "crf-mss", model: ModelUse::Required, load: blocks::load, train: None },
+    Method { name: "pso", model: ModelUse::Required, load: pso::load, train: Some(pso::train) },
+    Method { name: "pso-blocks", model: ModelUse::Required, load: pso::load, train: None },
+    Method { name: "svm", model: ModelUse::Required, load: svm::load, train: Some(svm::train) },
+    Method { name: "knn", model: ModelUse::Required, load: mbl::load, train: Some(mbl::train) },
+    Method { name: "igtree", model: ModelUse::Required, load: mbl::load, train: Some(mbl::train) },
 ];
 
 /// Registered scorer names, in the table's order.
@@ -114,6 +115,77 @@ pub const NAMES: [&str; METHODS.len()] = {
     }
     names
 };
+
+/// The methods `pipeline train --learner` fits, in the table's order.
+pub fn learners() -> Vec<&'static str> {
+    METHODS.iter().filter(|m| m.train.is_some()).map(|m| m.name).collect()
+}
+
+/// What `pipeline train` gives a learner: threads, the filters of training pages, and each
+/// family's own options (a learner reads its own and ignores the others').
+#[derive(Debug, Clone, Default)]
+pub struct TrainOptions {
+    /// Worker threads (0 = one per core).
+    pub threads: usize,
+    /// Which training pages are used (the memory-based learner keeps its own defaults).
+    pub label: LabelOptions,
+    pub nb: nb::model::NbParams,
+    /// The block labellers (`learner` is set from the method's name).
+    pub blocks: blocks::learn::BlockTrainOptions,
+    pub svm: svm::train::SvmTrainOptions,
+    /// The memory-based learner (`algorithm` is set from the method's name).
+    pub mbl: mbl::knn::MblOptions,
+    pub pso: pso::train::PsoTrainOptions,
+}
+
+/// A fitted model: the bytes of its file and what training found, line by line, for the user.
+#[derive(Debug, Clone)]
+pub struct Trained {
+    pub bytes: Vec<u8>,
+    pub report: Vec<String>,
+}
+
+/// Errors fitting a model.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error("`{0}` is not a learner (learners: {known})", known = learners().join(", "))]
+    Unknown(String),
+    #[error("{0}")]
+    Options(String),
+    #[error("no training pages")]
+    NoPages,
+    #[error("cannot start the worker threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+    #[error(transparent)]
+    Blocks(#[from] blocks::learn::BlockTrainError),
+    #[error(transparent)]
+    Svm(#[from] svm::train::SvmTrainError),
+    #[error(transparent)]
+    Mbl(#[from] mbl::train::MblTrainError),
+}
+
+/// Fits the model of learner `name` (one of [`learners`]) on `entries`.
+pub fn train(
+    name: &str,
+    entries: &[ManifestEntry],
+    options: &TrainOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Trained, TrainError> {
+    let (m, train) = METHODS
+        .iter()
+        .find_map(|m| Some((m, m.train?)).filter(|(m, _)| m.name == name))
+        .ok_or_else(|| TrainError::Unknown(name.to_string()))?;
+    if entries.is_empty() {
+        return Err(TrainError::NoPages);
+    }
+    train(m.name, entries, options, progress)
+}
+
+/// A count of pages by the reason they were skipped, for a training report.
+fn skipped_list<'a>(skipped: impl IntoIterator<Item = (&'a String, &'a usize)>) -> String {
+    let list: Vec<String> = skipped.into_iter().map(|(k, v)| format!("{k} {v}")).collect();
+    if list.is_empty() { "none".to_string() } else { list.join(", ") }
+}
 
 /// Builds a registered scorer by name, with an optional model file (else the built-in one)
 /// and an optional bias replacing the model's own.

@@ -35,6 +35,11 @@ impl SimpleScorer {
     }
 }
 
+/// Builds the scorer: no model, the paper's fixed scores.
+pub(super) fn load(_: &'static str, _: Option<&std::path::Path>) -> Result<Box<dyn Scorer>, super::ScorerError> {
+    Ok(Box::new(SimpleScorer::new(SimpleScorerConfig::default())))
+}
+
 impl Scorer for SimpleScorer {
     fn name(&self) -> &'static str {
         "simple"

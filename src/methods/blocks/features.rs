@@ -46,6 +46,49 @@ pub struct BlockFeatureConfig {
     pub dims_log2: u8,
 }
 
+impl BlockFeatureConfig {
+    /// The feature types [`turn_off`](Self::turn_off) knows, and `inverse_stop_words`.
+    pub const TYPES: &[&str] = &[
+        "words",
+        "named_entities",
+        "title_case",
+        "anchor_percentage",
+        "title_matching",
+        "ancestor_tags",
+        "descendant_tags",
+        "sibling_tags",
+        "word_count",
+        "after_image",
+        "ancestor_classes",
+        "inverse_stop_words",
+    ];
+
+    /// Turns a feature type off by name (`inverse_stop_words` turns the paper's inverse
+    /// stop-word feature on); `false` for an unknown name.
+    pub fn turn_off(&mut self, name: &str) -> bool {
+        let flag = match name {
+            "words" => &mut self.words,
+            "named_entities" => &mut self.named_entities,
+            "title_case" => &mut self.title_case,
+            "anchor_percentage" => &mut self.anchor_percentage,
+            "title_matching" => &mut self.title_matching,
+            "ancestor_tags" => &mut self.ancestor_tags,
+            "descendant_tags" => &mut self.descendant_tags,
+            "sibling_tags" => &mut self.sibling_tags,
+            "word_count" => &mut self.word_count,
+            "after_image" => &mut self.after_image,
+            "ancestor_classes" => &mut self.ancestor_classes,
+            "inverse_stop_words" => {
+                self.inverse_stop_words = true;
+                return true;
+            }
+            _ => return false,
+        };
+        *flag = false;
+        true
+    }
+}
+
 impl Default for BlockFeatureConfig {
     fn default() -> Self {
         BlockFeatureConfig {

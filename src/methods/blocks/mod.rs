@@ -15,7 +15,8 @@ pub mod scorer;
 
 use std::path::Path;
 
-use super::{ScorerError, read_model, required};
+use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, required};
+use crate::dataset::ManifestEntry;
 use crate::scoring::Scorer;
 use learn::BlockModel;
 use scorer::{BlockOutput, BlockScorer};
@@ -39,4 +40,35 @@ pub(super) fn load(name: &'static str, model: Option<&Path>) -> Result<Box<dyn S
         });
     }
     Ok(Box::new(BlockScorer::new(m, output, name, stem)))
+}
+
+/// Fits a block labeller (`pipeline train --learner crf|memm|maxent`, §4).
+pub(super) fn train(
+    name: &'static str,
+    entries: &[ManifestEntry],
+    o: &TrainOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Trained, TrainError> {
+    let options = learn::BlockTrainOptions { learner: name.to_string(), ..o.blocks.clone() };
+    if !(options.sigma > 0.0) {
+        return Err(TrainError::Options("sigma must be positive".to_string()));
+    }
+    if !(0.0..=1.0).contains(&options.label_threshold) {
+        return Err(TrainError::Options("label threshold must be within 0..1".to_string()));
+    }
+    let model = learn::train(entries, &options, &o.label, o.threads, progress)?;
+    let h = &model.header.training;
+    let report = vec![format!(
+        "{}: {} pages read, {} used, skipped: {}; {} blocks ({} Content); {} L-BFGS iterations{}, objective {:.1}",
+        model.header.learner,
+        entries.len(),
+        h.pages_used,
+        super::skipped_list(&h.pages_skipped),
+        h.blocks,
+        h.content_blocks,
+        h.iterations,
+        if h.converged { "" } else { " (not converged)" },
+        h.objective,
+    )];
+    Ok(Trained { bytes: model.to_bytes(), report })
 }

@@ -11,7 +11,9 @@ pub mod units;
 
 use std::path::Path;
 
-use super::{ScorerError, read_model, required};
+use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, required};
+use crate::dataset::ManifestEntry;
+use crate::gold::LabelOptions;
 use crate::scoring::Scorer;
 use knn::{Algorithm, MblModel};
 use scorer::MblScorer;
@@ -29,4 +31,45 @@ pub(super) fn load(name: &'static str, model: Option<&Path>) -> Result<Box<dyn S
         });
     }
     Ok(Box::new(MblScorer::new(m, name == "igtree", stem)))
+}
+
+/// Builds the instance base or the tree (`pipeline train --learner knn|igtree`). Training
+/// pages are filtered by the default label options, whatever the other learners use.
+pub(super) fn train(
+    name: &'static str,
+    entries: &[ManifestEntry],
+    o: &TrainOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Trained, TrainError> {
+    let algorithm = if name == "igtree" { Algorithm::Igtree } else { Algorithm::Ib1 };
+    let opts = knn::MblOptions { algorithm, ..o.mbl };
+    if !(0.0..=1.0).contains(&opts.label_threshold) {
+        return Err(TrainError::Options("unit threshold must be within 0..1".to_string()));
+    }
+    let model = train::train_mbl(entries, &opts, &LabelOptions::default(), o.threads, progress)?;
+    let (h, t) = (&model.header, &model.header.training);
+    let c = &t.unit_classes;
+    let mut top: Vec<(usize, f64)> = h.weights.iter().copied().enumerate().collect();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top: Vec<String> = top.iter().take(6).map(|(f, w)| format!("{} {w:.3}", units::feature_name(*f))).collect();
+    let report = vec![
+        format!(
+            "{name}: {} pages read, {} used, skipped: {}; units title {} heading {} body {} garbage {}",
+            entries.len(),
+            t.pages_used,
+            super::skipped_list(&t.pages_skipped),
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+        ),
+        format!("weights ({}): {}", opts.weighting.name(), top.join(", ")),
+        format!(
+            "{} instances, {} stored ({})",
+            t.instances,
+            h.stored,
+            if algorithm == Algorithm::Igtree { "tree nodes" } else { "distinct vectors" },
+        ),
+    ];
+    Ok(Trained { bytes: model.to_bytes(), report })
 }

@@ -8,11 +8,12 @@ pub mod train;
 
 use std::path::Path;
 
-use super::{ScorerError, read_model};
+use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, skipped_list};
+use crate::dataset::ManifestEntry;
 use crate::scoring::Scorer;
 use model::{NbModel, NbScorer};
 
-/// The default model, trained on the wcxb train split and aeb (models/README.md), built into
+/// The default model, trained on the wcxb train split (models/README.md), built into
 /// the binary.
 pub static DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/default.nbm");
 
@@ -29,4 +30,43 @@ pub(super) fn load(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scor
             Ok(Box::new(NbScorer::new(m, stem)))
         }
     }
+}
+
+/// Fits the model of §5.1 (`pipeline train --learner nb`).
+pub(super) fn train(
+    _: &'static str,
+    entries: &[ManifestEntry],
+    o: &TrainOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Trained, TrainError> {
+    let p = o.nb;
+    let bad = |what: &str| Err(TrainError::Options(what.to_string()));
+    if !(p.alpha > 0.0) {
+        return bad("alpha must be positive");
+    }
+    if !(0.0..=1.0).contains(&o.label.min_coverage) {
+        return bad("min coverage must be within 0..1");
+    }
+    if !(p.bias.is_finite() && p.tag_bias.is_finite()) {
+        return bad("bias and tag bias must be finite");
+    }
+    if p.class_clamp.is_some_and(|c| !(c >= 0.0)) {
+        return bad("class clamp must be ≥ 0");
+    }
+    let (model, r) = train::train_nb(entries, p, &o.label, o.threads, progress)?;
+    let h = &model.header.training;
+    let report = vec![
+        format!(
+            "pages: {} read, {} used (mean gold coverage {:.3}), skipped: {}",
+            r.pages,
+            r.used,
+            r.mean_coverage,
+            skipped_list(&r.skipped)
+        ),
+        format!(
+            "tokens: {} in, {} out; features: {} seen, {} kept (min count {})",
+            h.tokens_in, h.tokens_out, h.features_seen, h.features_kept, p.min_count
+        ),
+    ];
+    Ok(Trained { bytes: model.to_bytes(), report })
 }

@@ -8,7 +8,8 @@ pub mod train;
 
 use std::path::Path;
 
-use super::{ScorerError, read_model, required};
+use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, required};
+use crate::dataset::ManifestEntry;
 use crate::scoring::Scorer;
 use thresholds::{PsoModel, PsoScorer};
 
@@ -16,4 +17,40 @@ use thresholds::{PsoModel, PsoScorer};
 pub(super) fn load(name: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
     let (m, stem) = read_model(required(name, model)?, PsoModel::from_bytes)?;
     Ok(Box::new(if name == "pso" { PsoScorer::new(m, stem) } else { PsoScorer::every_block(m, stem) }))
+}
+
+/// Fits the thresholds (`pipeline train --learner pso`, §3.5).
+pub(super) fn train(
+    _: &'static str,
+    entries: &[ManifestEntry],
+    o: &TrainOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Trained, TrainError> {
+    let opts = train::PsoTrainOptions { threads: o.threads, ..o.pso };
+    let w = &opts.swarm;
+    if w.population == 0 {
+        return Err(TrainError::Options("the PSO population must be positive".to_string()));
+    }
+    if ![w.inertia, w.cognitive, w.social, w.max_velocity].iter().all(|v| v.is_finite()) {
+        return Err(TrainError::Options("PSO weights must be finite".to_string()));
+    }
+    let (model, r) = train::train_pso(entries, &opts, progress)?;
+    let mut report = vec![format!("pages: {} chosen, {} used, {} skipped", r.pages, r.used, r.skipped)];
+    for (g, h) in r.history.iter().enumerate() {
+        if g % 10 == 0 || g + 1 == r.history.len() {
+            report.push(format!("generation {g:>3}: best {:.4}, mean {:.4}", h.best, h.mean));
+        }
+    }
+    let th: Vec<String> = blocks::FEATURE_NAMES
+        .iter()
+        .zip(&blocks::LOWER_BOUND)
+        .zip(&model.thresholds.0)
+        .map(|((n, &lower), t)| format!("{n} {} {t:.4}", if lower { ">=" } else { "<=" }))
+        .collect();
+    report.push(format!("thresholds: {}", th.join(", ")));
+    report.push(format!(
+        "fitness (mean similarity): {:.4} (every block accepted: {:.4})",
+        model.header.training.fitness, r.accept_all_fitness,
+    ));
+    Ok(Trained { bytes: model.to_bytes(), report })
 }
