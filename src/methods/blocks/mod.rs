@@ -50,7 +50,7 @@ pub(super) fn train(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Trained, TrainError> {
     let options = learn::BlockTrainOptions { learner: name.to_string(), ..o.blocks.clone() };
-    if !(options.sigma > 0.0) {
+    if options.sigma.is_nan() || options.sigma <= 0.0 {
         return Err(TrainError::Options("sigma must be positive".to_string()));
     }
     if !(0.0..=1.0).contains(&options.label_threshold) {

@@ -41,7 +41,7 @@ pub(super) fn train(
 ) -> Result<Trained, TrainError> {
     let p = o.nb;
     let bad = |what: &str| Err(TrainError::Options(what.to_string()));
-    if !(p.alpha > 0.0) {
+    if p.alpha.is_nan() || p.alpha <= 0.0 {
         return bad("alpha must be positive");
     }
     if !(0.0..=1.0).contains(&o.label.min_coverage) {
@@ -50,7 +50,7 @@ pub(super) fn train(
     if !(p.bias.is_finite() && p.tag_bias.is_finite()) {
         return bad("bias and tag bias must be finite");
     }
-    if p.class_clamp.is_some_and(|c| !(c >= 0.0)) {
+    if p.class_clamp.is_some_and(|c| c.is_nan() || c < 0.0) {
         return bad("class clamp must be ≥ 0");
     }
     let (model, r) = train::train_nb(entries, p, &o.label, o.threads, progress)?;
