@@ -8,6 +8,7 @@
 //! runs deterministic and lets [`Checkpoint`]s resume exactly: whatever precedes the last
 //! committed part is done, whatever follows is redone.
 
+pub mod bootstrap_run;
 pub mod config;
 pub mod dedup_run;
 pub mod feeds_run;

@@ -445,8 +445,8 @@ mod tests {
     }
 }
 
-/// What a "source" is when grouping the pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a "source" is when grouping the pool (`--group-by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum GroupBy {
     /// The URL's host (default); pages without a URL: [`guess_source`].
     Host,
