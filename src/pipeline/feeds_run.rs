@@ -13,6 +13,7 @@
 //! more attempt counted, and it is tried again on the next poll or run, up to
 //! [`MAX_ATTEMPTS`] times; then it is `failed`.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -329,6 +330,67 @@ struct FeedSlot {
     health: FeedHealth,
 }
 
+/// The crawl loop's state between wake-ups.
+struct LoopState {
+    slots: Vec<FeedSlot>,
+    frontier: Frontier<Work>,
+    /// Articles queued, in flight, or fetched and not yet committed.
+    queued: HashSet<String>,
+    /// Transient failures resting before their next try.
+    resting: HashMap<String, Instant>,
+    tasks: tokio::task::JoinSet<(String, Done)>,
+    /// The pending articles must be read again from the state database.
+    refresh: bool,
+}
+
+impl LoopState {
+    /// Feeds due for a poll join their host's queue (with `--once`, every feed not yet polled).
+    fn queue_due_feeds(&mut self, once: bool, now: Instant) {
+        for (n, s) in self.slots.iter_mut().enumerate() {
+            let due = if once { !s.polled_this_run } else { s.next_poll <= now };
+            if due && !s.queued && !s.parked {
+                s.queued = true;
+                self.frontier.push(&s.host, Work::Poll(n), now);
+            }
+        }
+    }
+
+    /// When the loop must wake: a host ready, a feed due (unless `no_polls`), a rest over;
+    /// marks the pending articles for a refresh when a rest ends by then.
+    fn wake(&mut self, no_polls: bool) -> Instant {
+        let next_feed = if no_polls {
+            None
+        } else {
+            self.slots.iter().filter(|s| !s.queued && !s.parked).map(|s| s.next_poll).min()
+        };
+        let wake = [self.frontier.next_ready(), next_feed, self.resting.values().min().copied()]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+        if self.resting.values().any(|t| *t <= wake) {
+            self.refresh = true;
+        }
+        wake
+    }
+}
+
+/// Ctrl-C: stop starting work, let what is in flight finish, then end the run normally (the
+/// sink commits what was extracted; `--resume` continues). A second Ctrl-C aborts.
+fn stop_on_ctrl_c() -> tokio::sync::watch::Receiver<bool> {
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            tracing::warn!("interrupted: finishing the fetches in flight (Ctrl-C again to abort)");
+            let _ = stop_tx.send(true);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    stop
+}
+
 /// A feed's conditional-GET validators (ETag, Last-Modified) from the state database.
 fn validators(conn: &Connection, feed: &Url) -> Result<Option<(String, String)>, rusqlite::Error> {
     conn.prepare_cached("SELECT etag, last_modified FROM feeds WHERE url = ?1")?
@@ -389,36 +451,30 @@ impl Crawl {
         Ok(out)
     }
 
+    /// The crawl loop: queue due feeds and pending articles, start what the frontier allows,
+    /// and act on each finished fetch, until Ctrl-C or (with `--once`) every feed is polled
+    /// and every article settled.
     async fn run(self, tx: &mut ItemSender, progress: &dyn Progress) -> Result<(), PipelineError> {
         let this = Arc::new(self);
         let conn = open_state(&this.db_path)?;
         let e = db_err(&this.db_path);
         conn.execute("DELETE FROM meta WHERE key = 'once_finished'", []).map_err(&e)?;
-        let mut slots = this.slots(&conn)?;
+        let slots = this.slots(&conn)?;
         for s in slots.iter().filter(|s| s.parked) {
             tracing::warn!("{}: parked (gone: 404/410 {} polls in a row); remove it from the list", s.url, GONE_AFTER);
         }
         let limits =
             FrontierLimits { max_connections: this.config.max_connections, per_host: this.config.per_host_connections };
-        let mut frontier: Frontier<Work> = Frontier::new(limits);
-        // Articles queued or in flight, and transient failures resting before their next try.
-        let mut queued = std::collections::HashSet::new();
-        let mut resting: std::collections::HashMap<String, Instant> = std::collections::HashMap::new();
+        let mut st = LoopState {
+            slots,
+            frontier: Frontier::new(limits),
+            queued: HashSet::new(),
+            resting: HashMap::new(),
+            tasks: tokio::task::JoinSet::new(),
+            refresh: true,
+        };
         this.forget(&conn)?;
-        let mut refresh = true;
-        let mut tasks: tokio::task::JoinSet<(String, Done)> = tokio::task::JoinSet::new();
-        // Ctrl-C: stop starting work, let what is in flight finish, then end the run normally
-        // (the sink commits what was extracted; `--resume` continues). A second Ctrl-C aborts.
-        let (stop_tx, mut stop) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                tracing::warn!("interrupted: finishing the fetches in flight (Ctrl-C again to abort)");
-                let _ = stop_tx.send(true);
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        });
+        let mut stop = stop_on_ctrl_c();
         let mut stopping = false;
         let mut last_report = Instant::now();
         let mut last_forget = Instant::now();
@@ -429,110 +485,15 @@ impl Crawl {
                 this.forget(&conn)?;
             }
             if !stopping {
-                // Feeds due for a poll join their host's queue.
-                for (n, s) in slots.iter_mut().enumerate() {
-                    let due = if this.config.once { !s.polled_this_run } else { s.next_poll <= now };
-                    if due && !s.queued && !s.parked {
-                        s.queued = true;
-                        frontier.push(&s.host, Work::Poll(n), now);
-                    }
+                st.queue_due_feeds(this.config.once, now);
+                if st.refresh && !this.queue_pending(&conn, &mut st, now, tx)? {
+                    return Ok(());
                 }
-                // Pending articles not yet queued (after a poll found new ones, and at start).
-                if refresh {
-                    refresh = false;
-                    resting.retain(|_, t| *t > now);
-                    let mut st = conn
-                        .prepare_cached("SELECT url, feed, item FROM articles WHERE status = 'pending' ORDER BY id")
-                        .map_err(&e)?;
-                    let rows = st
-                        .query_map([], |r| {
-                            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
-                        })
-                        .map_err(&e)?;
-                    // `queued` holds what is queued, in flight, or fetched and not yet
-                    // committed: all still pending here. What is no longer pending (its part
-                    // committed) leaves it, so it stays as small as the pending set instead of
-                    // growing with every article since the start of a continuous run.
-                    let mut pending_now = std::collections::HashSet::new();
-                    for row in rows {
-                        let (url, feed, item) = row.map_err(&e)?;
-                        pending_now.insert(url.clone());
-                        if resting.contains_key(&url) || queued.contains(&url) {
-                            continue;
-                        }
-                        let Ok(parsed) = Url::parse(&url) else { continue };
-                        let host = crate::sources::frontier::host_key(&parsed);
-                        queued.insert(url.clone());
-                        // Refused without asking the network (a private address, a bad
-                        // scheme): settled here, not queued for a turn on its host.
-                        if let Err(err) = this.fetcher.precheck(&parsed, Trust::Feed) {
-                            let event = SourceEvent::Failed { reason: err.reason(), message: err.to_string() };
-                            let tally = host_tally(&host, &event, None);
-                            if !tx.send(Origin::Url(url, tally), Some(event)) {
-                                return Ok(());
-                            }
-                            continue;
-                        }
-                        frontier.push(&host, Work::Article(url, feed, item), now);
-                    }
-                    queued.retain(|u| pending_now.contains(u));
-                }
-                // Start whatever may start: ready hosts, free connections.
-                while let Some((host, work)) = frontier.pop(now) {
-                    let this = this.clone();
-                    // Read on the loop's connection: a task has none of its own.
-                    let validators = match &work {
-                        Work::Poll(n) => validators(&conn, &this.feeds[*n]).map_err(&e)?,
-                        Work::Article(..) => None,
-                    };
-                    // What to report if the task panics (a bug): the host's turn must end and
-                    // the unit must get an outcome, or `--once` would wait for it for ever.
-                    let unit = match &work {
-                        Work::Poll(n) => Err(*n),
-                        Work::Article(url, ..) => Ok(url.clone()),
-                    };
-                    let task = async move {
-                        match work {
-                            Work::Poll(n) => {
-                                let feed = this.feeds[n].clone();
-                                let v = validators.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
-                                let r = this.fetcher.fetch(&feed, Trust::User, v).await;
-                                if let Ok(f) = &r {
-                                    this.archive(f);
-                                }
-                                Done::Poll(n, r)
-                            }
-                            Work::Article(url, feed, item) => {
-                                let item = item.and_then(|j| serde_json::from_str(&j).ok());
-                                let (event, transient, bytes) = this.article(&url, &feed, item).await;
-                                Done::Article(url, event, transient, bytes)
-                            }
-                        }
-                    };
-                    tasks.spawn(async move {
-                        use futures_util::FutureExt;
-                        let done = std::panic::AssertUnwindSafe(task).catch_unwind().await.unwrap_or_else(|p| {
-                            let why = panic_message(p.as_ref());
-                            match unit {
-                                Err(n) => Done::Poll(n, Err(FetchError::Internal { message: why })),
-                                Ok(url) => {
-                                    let message = format!("{url}: internal error (please report it): {why}");
-                                    Done::Article(
-                                        url,
-                                        SourceEvent::Failed { reason: "internal_error", message },
-                                        false,
-                                        None,
-                                    )
-                                }
-                            }
-                        });
-                        (host, done)
-                    });
-                }
+                this.start_ready(&conn, &mut st, now)?;
             }
             if last_report.elapsed() >= Duration::from_millis(500) {
                 last_report = Instant::now();
-                let c = frontier.counts(Instant::now());
+                let c = st.frontier.counts(Instant::now());
                 let line = format!(
                     "hosts ready {} / waiting {} / in flight {}; queued {}",
                     c.hosts_ready, c.hosts_waiting, c.hosts_in_flight, c.pending
@@ -540,8 +501,8 @@ impl Crawl {
                 tracing::debug!("frontier: {line}");
                 progress.message(&line);
             }
-            let all_polled = slots.iter().all(|s| s.parked || s.polled_this_run);
-            if tasks.is_empty() && (stopping || (this.config.once && all_polled && frontier.is_idle())) {
+            let all_polled = st.slots.iter().all(|s| s.parked || s.polled_this_run);
+            if st.tasks.is_empty() && (stopping || (this.config.once && all_polled && st.frontier.is_idle())) {
                 if !stopping {
                     // `pipeline status` tells a finished --once round from one in progress.
                     conn.execute(
@@ -552,70 +513,167 @@ impl Crawl {
                 }
                 return Ok(());
             }
-            // Sleep until work finishes, a host becomes ready, a feed is due, or Ctrl-C.
-            let next_feed = if this.config.once || stopping {
-                None
-            } else {
-                slots.iter().filter(|s| !s.queued && !s.parked).map(|s| s.next_poll).min()
-            };
-            let wake = [frontier.next_ready(), next_feed, resting.values().min().copied()]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
-            if resting.values().any(|t| *t <= wake) {
-                refresh = true;
-            }
+            let wake = st.wake(this.config.once || stopping);
             tokio::select! {
-                joined = tasks.join_next(), if !tasks.is_empty() => {
+                joined = st.tasks.join_next(), if !st.tasks.is_empty() => {
                     let Some(Ok((host, done))) = joined else { continue };
-                    match done {
-                        Done::Poll(n, result) => {
-                            let ready = this.ready_at(&this.feeds[n]);
-                            frontier.done(&host, ready);
-                            let slot = &mut slots[n];
-                            slot.queued = false;
-                            slot.polled_this_run = true;
-                            let (new_items, failed) = this.record_poll(&conn, slot, result)?;
-                            if new_items > 0 {
-                                refresh = true;
-                            }
-                            if let Some((reason, message)) = failed
-                                && !tx.send(Origin::Other, Some(SourceEvent::Failed { reason, message }))
-                            {
-                                return Ok(());
-                            }
-                        }
-                        Done::Article(url, event, transient, bytes) => {
-                            let parsed = Url::parse(&url).ok();
-                            let ready = parsed.as_ref().map(|u| this.ready_at(u)).unwrap_or_else(Instant::now);
-                            frontier.done(&host, ready);
-                            let tally = host_tally(&host, &event, bytes);
-                            let origin = if transient {
-                                // Pending still: tried again after a rest (in --once mode, by
-                                // the next run), counted as an attempt when the part commits.
-                                // In --once mode it stays in `queued`, so this run does not
-                                // take it again.
-                                if !this.config.once {
-                                    queued.remove(&url);
-                                    let rest = Duration::from_secs(this.config.min_interval_secs.max(60));
-                                    resting.insert(url.clone(), Instant::now() + rest);
-                                }
-                                Origin::UrlRetry(url, tally)
-                            } else {
-                                // Marked done when its part commits; it stays in `queued` so
-                                // that it is not fetched again before that.
-                                Origin::Url(url, tally)
-                            };
-                            // Blocking send: the engine's bounded channel is the backpressure.
-                            if !tx.send(origin, Some(event)) {
-                                return Ok(());
-                            }
-                        }
+                    if !this.finished(&conn, &mut st, host, done, tx)? {
+                        return Ok(());
                     }
                 }
                 _ = tokio::time::sleep_until(wake.into()) => {}
                 _ = stop.changed(), if !stopping => stopping = true,
+            }
+        }
+    }
+
+    /// Queues the pending articles of the state database that are not queued yet (at start,
+    /// after a poll found new ones, after a rest). `false`: the engine has stopped.
+    fn queue_pending(
+        &self,
+        conn: &Connection,
+        st: &mut LoopState,
+        now: Instant,
+        tx: &mut ItemSender,
+    ) -> Result<bool, PipelineError> {
+        let e = db_err(&self.db_path);
+        st.refresh = false;
+        st.resting.retain(|_, t| *t > now);
+        let mut q = conn
+            .prepare_cached("SELECT url, feed, item FROM articles WHERE status = 'pending' ORDER BY id")
+            .map_err(&e)?;
+        let rows = q
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?)))
+            .map_err(&e)?;
+        // `queued` holds what is queued, in flight, or fetched and not yet committed: all still
+        // pending here. What is no longer pending (its part committed) leaves it, so it stays
+        // as small as the pending set instead of growing with every article since the start of
+        // a continuous run.
+        let mut pending_now = HashSet::new();
+        for row in rows {
+            let (url, feed, item) = row.map_err(&e)?;
+            pending_now.insert(url.clone());
+            if st.resting.contains_key(&url) || st.queued.contains(&url) {
+                continue;
+            }
+            let Ok(parsed) = Url::parse(&url) else { continue };
+            let host = crate::sources::frontier::host_key(&parsed);
+            st.queued.insert(url.clone());
+            // Refused without asking the network (a private address, a bad scheme): settled
+            // here, not queued for a turn on its host.
+            if let Err(err) = self.fetcher.precheck(&parsed, Trust::Feed) {
+                let event = SourceEvent::Failed { reason: err.reason(), message: err.to_string() };
+                let tally = host_tally(&host, &event, None);
+                if !tx.send(Origin::Url(url, tally), Some(event)) {
+                    return Ok(false);
+                }
+                continue;
+            }
+            st.frontier.push(&host, Work::Article(url, feed, item), now);
+        }
+        st.queued.retain(|u| pending_now.contains(u));
+        Ok(true)
+    }
+
+    /// Starts whatever may start: ready hosts, free connections.
+    fn start_ready(self: &Arc<Self>, conn: &Connection, st: &mut LoopState, now: Instant) -> Result<(), PipelineError> {
+        while let Some((host, work)) = st.frontier.pop(now) {
+            let this = self.clone();
+            // Read on the loop's connection: a task has none of its own.
+            let validators = match &work {
+                Work::Poll(n) => validators(conn, &this.feeds[*n]).map_err(db_err(&self.db_path))?,
+                Work::Article(..) => None,
+            };
+            // What to report if the task panics (a bug): the host's turn must end and the unit
+            // must get an outcome, or `--once` would wait for it for ever.
+            let unit = match &work {
+                Work::Poll(n) => Err(*n),
+                Work::Article(url, ..) => Ok(url.clone()),
+            };
+            let task = async move {
+                match work {
+                    Work::Poll(n) => {
+                        let feed = this.feeds[n].clone();
+                        let v = validators.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+                        let r = this.fetcher.fetch(&feed, Trust::User, v).await;
+                        if let Ok(f) = &r {
+                            this.archive(f);
+                        }
+                        Done::Poll(n, r)
+                    }
+                    Work::Article(url, feed, item) => {
+                        let item = item.and_then(|j| serde_json::from_str(&j).ok());
+                        let (event, transient, bytes) = this.article(&url, &feed, item).await;
+                        Done::Article(url, event, transient, bytes)
+                    }
+                }
+            };
+            st.tasks.spawn(async move {
+                use futures_util::FutureExt;
+                let done = std::panic::AssertUnwindSafe(task).catch_unwind().await.unwrap_or_else(|p| {
+                    let why = panic_message(p.as_ref());
+                    match unit {
+                        Err(n) => Done::Poll(n, Err(FetchError::Internal { message: why })),
+                        Ok(url) => {
+                            let message = format!("{url}: internal error (please report it): {why}");
+                            Done::Article(url, SourceEvent::Failed { reason: "internal_error", message }, false, None)
+                        }
+                    }
+                });
+                (host, done)
+            });
+        }
+        Ok(())
+    }
+
+    /// Acts on a finished poll or fetch: ends the host's turn, records a poll, sends an
+    /// article's outcome to the engine. `false`: the engine has stopped.
+    fn finished(
+        &self,
+        conn: &Connection,
+        st: &mut LoopState,
+        host: String,
+        done: Done,
+        tx: &mut ItemSender,
+    ) -> Result<bool, PipelineError> {
+        match done {
+            Done::Poll(n, result) => {
+                let ready = self.ready_at(&self.feeds[n]);
+                st.frontier.done(&host, ready);
+                let slot = &mut st.slots[n];
+                slot.queued = false;
+                slot.polled_this_run = true;
+                let (new_items, failed) = self.record_poll(conn, slot, result)?;
+                if new_items > 0 {
+                    st.refresh = true;
+                }
+                if let Some((reason, message)) = failed {
+                    return Ok(tx.send(Origin::Other, Some(SourceEvent::Failed { reason, message })));
+                }
+                Ok(true)
+            }
+            Done::Article(url, event, transient, bytes) => {
+                let parsed = Url::parse(&url).ok();
+                let ready = parsed.as_ref().map(|u| self.ready_at(u)).unwrap_or_else(Instant::now);
+                st.frontier.done(&host, ready);
+                let tally = host_tally(&host, &event, bytes);
+                let origin = if transient {
+                    // Pending still: tried again after a rest (in --once mode, by the next
+                    // run), counted as an attempt when the part commits. In --once mode it
+                    // stays in `queued`, so this run does not take it again.
+                    if !self.config.once {
+                        st.queued.remove(&url);
+                        let rest = Duration::from_secs(self.config.min_interval_secs.max(60));
+                        st.resting.insert(url.clone(), Instant::now() + rest);
+                    }
+                    Origin::UrlRetry(url, tally)
+                } else {
+                    // Marked done when its part commits; it stays in `queued` so that it is
+                    // not fetched again before that.
+                    Origin::Url(url, tally)
+                };
+                // Blocking send: the engine's bounded channel is the backpressure.
+                Ok(tx.send(origin, Some(event)))
             }
         }
     }
