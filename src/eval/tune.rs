@@ -32,7 +32,7 @@ pub struct Setting {
 }
 
 impl Setting {
-    /// The flags that give this setting.
+    /// The flags that give this setting (those of the options that differ from the defaults).
     pub fn flags(&self) -> String {
         let mut f = Vec::new();
         if let Some(b) = self.bias {
@@ -41,33 +41,7 @@ impl Setting {
         if let Some(t) = self.tag_bias {
             f.push(format!("--tag-bias {t}"));
         }
-        let o = &self.options;
-        f.push(format!("--section-end-words {}", o.section_end_words));
-        if !o.drop_boilerplate {
-            f.push("--keep-boilerplate".into());
-        }
-        if !o.drop_link_blocks {
-            f.push("--keep-link-blocks".into());
-        }
-        if !o.drop_more_furniture {
-            f.push("--keep-more-furniture".into());
-        }
-        if !o.drop_hidden_microdata {
-            f.push("--keep-hidden-microdata".into());
-        }
-        // Every number is written out, 0 too: the defaults are not 0, so leaving a flag out
-        // would give another setting than the one scored.
-        f.push(format!("--link-run-blocks {}", o.link_run_blocks));
-        f.push(format!("--extra-span-ratio {}", o.extra_span_ratio));
-        if o.extra_span_ratio > 0.0 {
-            f.push(format!("--extra-span-min {}", o.extra_span_min));
-            f.push(format!("--multi-item-ratio {}", o.multi_item_ratio));
-        }
-        f.push(format!("--title-anchor-ratio {}", o.title_anchor_ratio));
-        f.push(format!("--furniture-escape-ratio {}", o.furniture_escape_ratio));
-        if !o.noscript_fallback {
-            f.push("--no-noscript-fallback".into());
-        }
+        f.extend(self.options.to_flags());
         f.join(" ")
     }
 }

@@ -134,6 +134,33 @@ impl Default for ExtractOptions {
 }
 
 impl ExtractOptions {
+    /// The command-line flags that turn the default options into these (none for the
+    /// defaults), read off the options' own clap and serde definitions, so a new knob needs no
+    /// line here: a switch whose value differs from its default gives its flag, a number
+    /// `--name value`.
+    pub fn to_flags(&self) -> Vec<String> {
+        use clap::{ArgAction, Args};
+        let (Ok(serde_json::Value::Object(mine)), Ok(serde_json::Value::Object(default))) =
+            (serde_json::to_value(self), serde_json::to_value(ExtractOptions::default()))
+        else {
+            return Vec::new();
+        };
+        let command = ExtractOptions::augment_args(clap::Command::new("options"));
+        let mut flags = Vec::new();
+        for arg in command.get_arguments() {
+            let (Some(long), Some(value)) = (arg.get_long(), mine.get(arg.get_id().as_str())) else { continue };
+            if default.get(arg.get_id().as_str()) == Some(value) {
+                continue;
+            }
+            match arg.get_action() {
+                // A switch differs from its default only one way: the flag is its other value.
+                ArgAction::SetTrue | ArgAction::SetFalse => flags.push(format!("--{long}")),
+                _ => flags.push(format!("--{long} {value}")),
+            }
+        }
+        flags
+    }
+
     /// What is out of range, one line per option named as its config key (empty when every
     /// option is usable): the ratios are shares of the best span's value.
     pub fn problems(&self) -> Vec<String> {
@@ -681,6 +708,27 @@ pub fn is_text(kind: TokenKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every knob round-trips through its flags: `to_flags` and the CLI read the same
+    /// definitions, so a new field of `ExtractOptions` needs no other line for either.
+    #[test]
+    fn options_round_trip_through_their_flags() {
+        use clap::{Args, FromArgMatches};
+        assert!(ExtractOptions::default().to_flags().is_empty());
+        let o = ExtractOptions {
+            hr_constraint: true,
+            drop_boilerplate: false,
+            noscript_fallback: false,
+            metadata: false,
+            extra_span_ratio: 0.25,
+            section_end_words: 7,
+            ..ExtractOptions::default()
+        };
+        let flags = o.to_flags();
+        let argv = std::iter::once("x".to_string()).chain(flags.iter().flat_map(|f| f.split(' ').map(str::to_string)));
+        let m = ExtractOptions::augment_args(clap::Command::new("x")).try_get_matches_from(argv).unwrap();
+        assert_eq!(ExtractOptions::from_arg_matches(&m).unwrap(), o, "{flags:?}");
+    }
     use crate::methods::simple::{SimpleScorer, SimpleScorerConfig};
 
     /// `n` distinct words starting with `tag`.
