@@ -101,6 +101,13 @@ pub struct ExtractOptions {
     #[arg(long = "no-metadata", action = clap::ArgAction::SetFalse, help = "Do not read the page's metadata (dates, language, authors …)")]
     pub metadata: bool,
 
+    /// Recover from `<title>`, `<textarea>`, `<style>`, `<xmp>` … that never close, as lenient
+    /// parsers do: the element ends at the first tag inside it instead of swallowing the rest
+    /// of the page ([`crate::html::lexer::Lexer::lenient`]). Pages whose raw text closes lex
+    /// the same either way. Default: on.
+    #[arg(long = "strict-raw-text", action = clap::ArgAction::SetFalse, help = "Lex unclosed <title>, <textarea>, <style> … as HTML5 does (the rest of the page becomes their text) instead of ending them at the first tag inside")]
+    pub lenient_raw_text: bool,
+
     /// Keep every token score for diagnostics ([`Extraction::top_segments`]). Default: off.
     #[arg(skip)]
     pub keep_scores: bool,
@@ -127,6 +134,7 @@ impl Default for ExtractOptions {
             title_anchor_ratio: 0.3,
             furniture_escape_ratio: 0.1,
             metadata: true,
+            lenient_raw_text: true,
             keep_scores: false,
             max_page_bytes: 32 << 20,
         }
@@ -299,6 +307,7 @@ impl<'m> Extractor<'m> {
         let topts = TokenizerOptions {
             http_charset: http_charset.map(str::to_string),
             size_hint,
+            lenient_raw_text: self.options.lenient_raw_text,
             ..TokenizerOptions::default()
         };
         PageExtraction {

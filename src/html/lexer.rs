@@ -83,12 +83,44 @@ pub struct Lexer {
     /// Name of the element whose end tag ends RCDATA/RAWTEXT/script data.
     raw_name: &'static [u8],
     ns: Vec<Ns>,
+    /// Recover from RCDATA/RAWTEXT that never ends, as lenient parsers do ([`Lexer::lenient`]).
+    lenient: bool,
+    /// The element that recovery just ended without its end tag ([`Lexer::take_recovered`]).
+    recovered: Option<&'static [u8]>,
 }
 
 impl Default for Lexer {
+    /// The HTML5 lexer of the standard (and of lol_html), with no recovery.
     fn default() -> Self {
-        Lexer { pos: 0, mode: TextKind::Data, kind: TextKind::Data, raw_name: b"", ns: vec![Ns::Html] }
+        Lexer {
+            pos: 0,
+            mode: TextKind::Data,
+            kind: TextKind::Data,
+            raw_name: b"",
+            ns: vec![Ns::Html],
+            lenient: false,
+            recovered: None,
+        }
     }
+}
+
+/// A `<title>` whose text runs longer than this and holds a tag is taken as unclosed.
+pub const MAX_TITLE_BYTES: usize = 4096;
+
+/// The first `<` of `p[from..to]` that starts a tag (`<a`, `</a`): where lenient recovery ends
+/// raw text.
+fn first_tag_start(p: &[u8], from: usize, to: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(o) = memchr::memchr(b'<', &p[i..to]) {
+        let lt = i + o;
+        let next = p.get(lt + 1).copied().unwrap_or(b' ');
+        let after = p.get(lt + 2).copied().unwrap_or(b' ');
+        if next.is_ascii_alphabetic() || next == b'/' && after.is_ascii_alphabetic() {
+            return Some(lt);
+        }
+        i = lt + 1;
+    }
+    None
 }
 
 #[inline]
@@ -497,6 +529,37 @@ fn attributes(tag: &[u8], name_end: usize) -> Vec<(&[u8], &[u8])> {
 }
 
 impl Lexer {
+    /// A lexer that recovers from broken markup as lenient parsers (libxml2, html5ever's
+    /// tree builders in practice) do: an RCDATA or RAWTEXT element (`<title>`, `<textarea>`,
+    /// `<style>`, `<xmp>` …) whose end tag never comes, or a `<title>` running past
+    /// [`MAX_TITLE_BYTES`], ends at the first tag inside it, and the rest is read as markup.
+    /// Without this, one unclosed `<title>` makes the whole page title text (§13.2.5.2
+    /// RCDATA state). Pages whose raw text ends normally lex exactly as by [`Lexer::default`].
+    pub fn lenient() -> Self {
+        Lexer { lenient: true, ..Lexer::default() }
+    }
+
+    /// The element whose raw text recovery ended without an end tag, once, as the lexeme that
+    /// follows it is returned: a consumer that waits for that end tag (to stop skipping a
+    /// `<style>`) closes it here.
+    pub fn take_recovered(&mut self) -> Option<&'static [u8]> {
+        self.recovered.take()
+    }
+
+    /// Under lenient recovery, where broken raw text from `pos` ends: the first tag inside it,
+    /// when its end tag never comes (`end` is `None` on a complete page) or a `<title>` runs
+    /// past [`MAX_TITLE_BYTES`] to it. `None`: the raw text is not broken, or holds no tag.
+    fn broken_raw_text(&self, p: &[u8], pos: usize, end: Option<usize>) -> Option<usize> {
+        let broken = match end {
+            None => true,
+            Some(lt) => self.raw_name == b"title" && lt - pos > MAX_TITLE_BYTES,
+        };
+        if !broken {
+            return None;
+        }
+        first_tag_start(p, pos, end.unwrap_or(p.len()))
+    }
+
     fn current(&self) -> Ns {
         *self.ns.last().unwrap_or(&Ns::Html)
     }
@@ -588,16 +651,32 @@ impl Lexer {
                 } else {
                     raw_end(p, pos, self.raw_name, eof)
                 };
-                match found {
-                    Scan::Short => return None,
-                    Scan::Done(None) => Lexeme::Text { start: pos, end: p.len(), kind: self.kind },
-                    Scan::Done(Some(lt)) if lt > pos => Lexeme::Text { start: pos, end: lt, kind: self.kind },
-                    Scan::Done(Some(lt)) => {
-                        // The end tag itself.
-                        match scan_tag(p, lt + 2) {
-                            Scan::Done(t) => self.tag_lexeme(p, lt, t, false),
-                            Scan::Short if eof => Lexeme::Other { start: lt, end: p.len() },
-                            Scan::Short => return None,
+                let cut = match found {
+                    Scan::Done(end) if self.lenient && self.mode != TextKind::ScriptData => {
+                        self.broken_raw_text(p, pos, end)
+                    }
+                    _ => None,
+                };
+                if let Some(cut) = cut {
+                    // Recovery: the text before the first tag keeps its kind; from the tag on,
+                    // the page is read as data again.
+                    let text = Lexeme::Text { start: pos, end: cut, kind: self.kind };
+                    self.mode = TextKind::Data;
+                    self.kind = TextKind::Data;
+                    self.recovered = Some(self.raw_name);
+                    if cut > pos { text } else { self.data(p, pos, eof)? }
+                } else {
+                    match found {
+                        Scan::Short => return None,
+                        Scan::Done(None) => Lexeme::Text { start: pos, end: p.len(), kind: self.kind },
+                        Scan::Done(Some(lt)) if lt > pos => Lexeme::Text { start: pos, end: lt, kind: self.kind },
+                        Scan::Done(Some(lt)) => {
+                            // The end tag itself.
+                            match scan_tag(p, lt + 2) {
+                                Scan::Done(t) => self.tag_lexeme(p, lt, t, false),
+                                Scan::Short if eof => Lexeme::Other { start: lt, end: p.len() },
+                                Scan::Short => return None,
+                            }
                         }
                     }
                 }

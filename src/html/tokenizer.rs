@@ -82,11 +82,14 @@ pub struct TokenizerOptions {
     pub sniff_bytes: usize,
     /// Expected page size, to size the page buffer once (default 0: grow as needed).
     pub size_hint: usize,
+    /// Recover from raw text that never closes ([`crate::html::lexer::Lexer::lenient`];
+    /// default on).
+    pub lenient_raw_text: bool,
 }
 
 impl Default for TokenizerOptions {
     fn default() -> Self {
-        TokenizerOptions { http_charset: None, sniff_bytes: 16 * 1024, size_hint: 0 }
+        TokenizerOptions { http_charset: None, sniff_bytes: 16 * 1024, size_hint: 0, lenient_raw_text: true }
     }
 }
 
@@ -134,6 +137,12 @@ impl<S: TokenSink> State<S> {
             return;
         }
         while let Some(l) = self.lexer.next(self.page.as_bytes(), eof) {
+            // A `<style>` or `<noscript>` ended by recovery gets no end tag: stop skipping.
+            if let Some(name) = self.lexer.take_recovered()
+                && tags::is_skipped(tags::tag_id(name))
+            {
+                self.skip_depth = self.skip_depth.saturating_sub(1);
+            }
             match l {
                 Lexeme::Text { start, end, kind } => {
                     if self.text.is_none() {
@@ -430,7 +439,7 @@ impl<S: TokenSink> Tokenizer<S> {
             sink,
             // Decoded UTF-8 is at most 3× the bytes of any legacy encoding; cap the guess.
             page: String::with_capacity(options.size_hint.min(64 << 20)),
-            lexer: Lexer::default(),
+            lexer: if options.lenient_raw_text { Lexer::lenient() } else { Lexer::default() },
             retry_at: 0,
             text: None,
             text_skip: false,
@@ -658,6 +667,82 @@ mod tests {
         ];
         for (html, want) in cases {
             assert_eq!(show(html), want, "{:?}", String::from_utf8_lossy(html));
+        }
+    }
+
+    fn show_with(html: &[u8], lenient_raw_text: bool) -> Vec<String> {
+        let s = tokenize(html, TokenizerOptions { lenient_raw_text, ..TokenizerOptions::default() }).unwrap();
+        s.sink
+            .iter()
+            .map(|t| match t.kind {
+                TokenKind::StartTag => format!("<{}>", tags::tag_name(t.tag)),
+                TokenKind::EndTag => format!("</{}>", tags::tag_name(t.tag)),
+                _ => t.raw(&s.page).to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_unclosed_title_ends_at_the_first_tag_inside_it() {
+        let page = b"<html><head><title>Town news</head><body><p>The mayor spoke.</p></body></html>";
+        let lenient = show_with(page, true);
+        assert!(lenient.contains(&"mayor".to_string()) && lenient.contains(&"<p>".to_string()), "{lenient:?}");
+        let s = tokenize(page, TokenizerOptions::default()).unwrap();
+        assert_eq!(s.title_text().as_deref(), Some("Town news"));
+        // HTML5 as written: the rest of the page is title text, one text node, no <p>.
+        let strict = show_with(page, false);
+        assert!(!strict.contains(&"<p>".to_string()), "{strict:?}");
+    }
+
+    #[test]
+    fn unclosed_textarea_style_and_xmp_recover_too() {
+        for open in ["<textarea>notes ", "<style>p{color:red} ", "<xmp>code "] {
+            let page = format!("<body>{open}<div><p>Body text here.</p></div></body>");
+            let lenient = show_with(page.as_bytes(), true);
+            assert!(
+                lenient.contains(&"<div>".to_string()) && lenient.contains(&"Body".to_string()),
+                "{open}: {lenient:?}"
+            );
+            assert!(!show_with(page.as_bytes(), false).contains(&"<div>".to_string()), "{open}");
+        }
+    }
+
+    #[test]
+    fn a_title_running_kilobytes_into_markup_is_taken_as_unclosed() {
+        let body = "<p>word word word</p>".repeat(300);
+        let page = format!("<title>Headline<div>{body}</div></title><p>after</p>");
+        let lenient = show_with(page.as_bytes(), true);
+        assert!(lenient.iter().filter(|t| *t == "<p>").count() >= 300, "{}", lenient.len());
+        // A long title with no tag in it is left alone, as is a textarea holding markup.
+        let long = format!("<title>{}</title><p>x</p>", "t ".repeat(3000));
+        assert_eq!(show_with(long.as_bytes(), true), show_with(long.as_bytes(), false));
+        let area = format!("<textarea>{body}</textarea><p>x</p>");
+        assert_eq!(show_with(area.as_bytes(), true), show_with(area.as_bytes(), false));
+    }
+
+    #[test]
+    fn raw_text_that_closes_lexes_the_same_either_way() {
+        let page = b"<html><head><title>A &amp; B</title><style>p{}</style></head><body><textarea>x<y</textarea><p>Hi</p></body>";
+        assert_eq!(show_with(page, true), show_with(page, false));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Recovery is decided on whole information (the end tag found, or the end of the
+        /// page), so it does not depend on where the page is split.
+        #[test]
+        fn recovery_does_not_depend_on_chunk_size(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "<p>", "</p>", "<title>", "</title>", "<textarea>", "</textarea>", "<style>", "</style>",
+                "<xmp>", "Hello", " ", "<div>", "</div>", "a<b", "</ti", "<script>x</script>",
+            ]), 0..60),
+            size in 1usize..40,
+        ) {
+            let html = parts.concat();
+            let whole = chunked(html.as_bytes(), html.len().max(1));
+            let split = chunked(html.as_bytes(), size);
+            prop_assert_eq!(&whole.0, &split.0, "CHUNK_SIZE={}", size);
+            prop_assert_eq!(&whole.1, &split.1, "CHUNK_SIZE={}", size);
         }
     }
 
