@@ -42,3 +42,35 @@ fn an_unclosed_title_no_longer_hides_the_article() {
     assert_eq!(a, b);
     assert!(String::from_utf8(a).unwrap().contains("construction will begin next spring"));
 }
+
+/// `pipeline eval --worst N` lists the lowest-F1 pages with the shape of their failure: here a
+/// page whose unclosed title hides the article under `--strict-raw-text`.
+#[test]
+fn eval_lists_the_worst_pages_with_their_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = common::story_manifest(
+        dir.path(),
+        &common::STORIES[..3],
+        |s| {
+            let close = if s == common::STORIES[0] { "" } else { "</title>" };
+            format!(
+                "<html><head><title>News{close}</head><body><div><a href=/>Home</a></div>\
+                 <div class=story><p>{s}</p><p>{s}</p></div></body></html>"
+            )
+        },
+        |_| "dev",
+    );
+    let out = pipeline(&["eval", "--manifest", &m, "--strict-raw-text", "--worst", "2", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let worst = report["worst"].as_array().unwrap();
+    assert_eq!(worst.len(), 2, "{worst:?}");
+    assert!(worst[0]["f1"].as_f64().unwrap() <= worst[1]["f1"].as_f64().unwrap());
+    assert_eq!(worst[0]["shape"], "nothing extracted", "{worst:?}");
+    assert_eq!(worst[0]["id"], "p0", "{worst:?}");
+    assert!(worst[0]["gold"].as_str().unwrap().starts_with(&format!("News {}", &common::STORIES[0][..20])));
+    // As text, after the tables.
+    let out = pipeline(&["eval", "--manifest", &m, "--worst", "1"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("worst 1 pages by shingle F1") && text.contains("chosen:"), "{text}");
+}

@@ -33,6 +33,11 @@ pub struct EvalArgs {
     /// P/R, contiguous vs non-contiguous gold); on by default for block scorers.
     #[arg(long)]
     block_metrics: bool,
+    /// Also list the N pages of lowest shingle F1: the shape of each failure (nothing
+    /// extracted, no overlap, mostly not article, article cut short), the start of what was
+    /// chosen and the start of the gold.
+    #[arg(long, value_name = "N")]
+    worst: Option<usize>,
     #[command(flatten)]
     extractor: ExtractorArgs,
 }
@@ -46,6 +51,9 @@ pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
         || matches!(args.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "largest-block");
     let (mut report, pages) = eval::evaluate_with_blocks(&extractor, &entries, args.extractor.threads, block_metrics)?;
     report.split = args.split.clone();
+    if let Some(n) = args.worst {
+        report.worst = eval::worst::worst(&pages, &entries, n);
+    }
     if let Some(dir) = &args.out_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
         for p in &pages {
@@ -72,6 +80,9 @@ pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         write!(out, "{}", eval::format_table(&report))?;
+        if args.worst.is_some() {
+            write!(out, "{}", eval::worst::format_worst(&report.worst))?;
+        }
     }
     Ok(if report.failures.is_empty() { Outcome::Ok } else { Outcome::SomeFailed })
 }

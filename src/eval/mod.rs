@@ -12,6 +12,7 @@ pub mod meta;
 pub mod metrics;
 pub mod tune;
 pub mod units;
+pub mod worst;
 pub use crate::gold::ziegler;
 
 use std::collections::BTreeMap;
@@ -95,6 +96,9 @@ pub struct EvalReport {
     /// Dates, titles and language against the manifests' gold ([`meta`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<meta::MetaReport>,
+    /// The pages of lowest F1 with the shape of their failure (`pipeline eval --worst N`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub worst: Vec<worst::WorstPage>,
 }
 
 /// Extracts and scores every entry with `threads` workers (0 = one per core).
@@ -251,6 +255,7 @@ pub fn report(
         blocks: None,
         units: None,
         meta: None,
+        worst: Vec::new(),
     }
 }
 
