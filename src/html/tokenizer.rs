@@ -566,15 +566,7 @@ mod tests {
 
     /// Tokens rendered as `<p>`, `</p>`, words and symbols as written.
     fn show(html: &[u8]) -> Vec<String> {
-        let s = tokenize(html, TokenizerOptions::default()).unwrap();
-        s.sink
-            .iter()
-            .map(|t| match t.kind {
-                TokenKind::StartTag => format!("<{}>", tags::tag_name(t.tag)),
-                TokenKind::EndTag => format!("</{}>", tags::tag_name(t.tag)),
-                _ => t.raw(&s.page).to_string(),
-            })
-            .collect()
+        show_with(html, false)
     }
 
     fn chunked(html: &[u8], size: usize) -> (String, Vec<Token>) {
