@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Dataset checks, run by CI only when ../shared/datasets exists (a user's clone has none):
 #  1. `pipeline eval` on every dev split agrees with ../shared/peers/score.py to 3 decimals;
-#  2. `pipeline train` rebuilds models/default.nbm byte-identically.
+#  2. `pipeline train` rebuilds models/default.nbm byte-identically, and `pipeline chooser`
+#     models/chooser.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=../shared
@@ -36,3 +37,8 @@ PY
 "$bin" train --manifest "$ds/wcxb/manifest.jsonl" --out "$out/default.nbm" --threads 2 2>/dev/null
 cmp models/default.nbm "$out/default.nbm"
 echo "dev-quality-check: models/default.nbm rebuilds byte-identically"
+# The span chooser's file depends on the training pages only (--dev changes the report).
+"$bin" chooser --train "$ds/wcxb/manifest.jsonl" --train-all "$ds/aeb/manifest.jsonl" \
+  --dev "$ds/big9/manifest.jsonl" --out "$out/chooser.json" --threads 2 >/dev/null 2>&1
+cmp models/chooser.json "$out/chooser.json"
+echo "dev-quality-check: models/chooser.json rebuilds byte-identically"

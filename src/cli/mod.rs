@@ -4,6 +4,7 @@
 
 mod bench;
 mod bootstrap;
+mod chooser;
 mod dedup;
 mod eval;
 mod extract;
@@ -47,6 +48,8 @@ enum Command {
     Bootstrap(bootstrap::BootstrapArgs),
     /// Choose extraction settings by leave-one-dataset-out over labelled manifests.
     Tune(tune::TuneArgs),
+    /// Fit the learned span chooser on training pages and choose its margin on dev pages.
+    Chooser(chooser::ChooserArgs),
     /// Time scorers on the same pages in one run, alternating (MB/s of HTML per thread).
     Bench(bench::BenchArgs),
     /// Find near duplicates across the parts of many runs or shards (bounded memory).
@@ -114,6 +117,7 @@ pub fn main() -> ExitCode {
         Some(Command::Bootstrap(a)) => bootstrap::exec(a),
         Some(Command::Status(a)) => status::exec(a),
         Some(Command::Tune(a)) => tune::exec(a),
+        Some(Command::Chooser(a)) => chooser::exec(a),
         Some(Command::Dedup(a)) => dedup::exec(a),
         None if cli.run.wants_run() => run::exec(cli.run, &matches),
         None => {

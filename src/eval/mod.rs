@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod blocks;
+pub mod chooser;
 pub mod lcs;
 pub mod meta;
 pub mod metrics;

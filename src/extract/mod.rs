@@ -4,6 +4,8 @@
 //! Synchronous and free of I/O: sources, benches, fuzz targets and the CLI all call
 //! [`Extractor::extract`] (whole page) or [`Extractor::page`] (chunked writes).
 
+pub mod candidates;
+pub mod chooser;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
@@ -11,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions, tags};
 use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
+use candidates::Candidate;
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
 ///
@@ -101,6 +104,12 @@ pub struct ExtractOptions {
     #[arg(long = "no-metadata", action = clap::ArgAction::SetFalse, help = "Do not read the page's metadata (dates, language, authors …)")]
     pub metadata: bool,
 
+    /// Let the learned chooser ([`chooser`]) replace the chosen span by another candidate
+    /// ([`candidates`]: the other maximal runs, the elements holding text) when it predicts the
+    /// other's F1 higher by more than this; 0 turns it off.
+    #[arg(long, default_value_t = ExtractOptions::default().chooser_margin)]
+    pub chooser_margin: f64,
+
     /// Recover from `<title>`, `<textarea>`, `<style>`, `<xmp>` … that never close, as lenient
     /// parsers do: the element ends at the first tag inside it instead of swallowing the rest
     /// of the page ([`crate::html::lexer::Lexer::lenient`]). Pages whose raw text closes lex
@@ -135,6 +144,7 @@ impl Default for ExtractOptions {
             furniture_escape_ratio: 0.1,
             metadata: true,
             lenient_raw_text: true,
+            chooser_margin: 0.0,
             keep_scores: false,
             max_page_bytes: 32 << 20,
         }
@@ -178,6 +188,7 @@ impl ExtractOptions {
             ("multi_item_ratio", self.multi_item_ratio),
             ("title_anchor_ratio", self.title_anchor_ratio),
             ("furniture_escape_ratio", self.furniture_escape_ratio),
+            ("chooser_margin", self.chooser_margin),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 p.push(format!("{key} {v} is not between 0 and 1"));
@@ -298,6 +309,7 @@ impl<'m> Extractor<'m> {
                 || self.options.extra_span_ratio > 0.0
                 || self.options.title_anchor_ratio > 0.0
                 || self.options.furniture_escape_ratio > 0.0
+                || self.options.chooser_margin > 0.0
                 || self.scorer.selection() == Selection::PositiveTokens)
                 .then(|| Vec::with_capacity((size_hint / 6).min(1 << 22))),
             meta: self.options.metadata.then(Collector::default),
@@ -394,6 +406,18 @@ impl PageExtraction<'_> {
     }
 
     pub fn end(self) -> Result<Extraction, ExtractError> {
+        self.finish(None)
+    }
+
+    /// [`end`](Self::end), plus every candidate span of the chooser with the text it would
+    /// give (the current choice first): what `pipeline chooser` learns from.
+    pub fn end_with_candidates(self) -> Result<(Extraction, Vec<(Candidate, String)>), ExtractError> {
+        let mut cands = Vec::new();
+        let x = self.finish(Some(&mut cands))?;
+        Ok((x, cands))
+    }
+
+    fn finish(self, collect: Option<&mut Vec<(Candidate, String)>>) -> Result<Extraction, ExtractError> {
         if self.head.len() < SNIFF {
             check_not_binary(&self.head)?;
         }
@@ -440,11 +464,27 @@ impl PageExtraction<'_> {
         {
             best = Some(anchor(segs, b, h1, self.options.title_anchor_ratio));
         }
+        let chooser = (self.options.chooser_margin > 0.0).then(chooser::builtin);
+        if let (Some(b), Some(segs), Some(scores)) = (best, segments.as_deref(), sink.scores.as_deref())
+            && (chooser.is_some() || collect.is_some())
+        {
+            let cands = candidates::candidates(page, tokens, scores, segs, b, sink.h1);
+            if let Some(i) = chooser.and_then(|c| c.choose(&cands, self.options.chooser_margin)) {
+                let c = &cands[i];
+                best = Some(Segment { start: c.start, end: c.end, value: c.value });
+            }
+            if let Some(out) = collect {
+                let o = &self.options;
+                out.extend(cands.into_iter().map(|c| {
+                    let text = render_spans(page, tokens, &[(c.start, c.end)], o);
+                    (c, text)
+                }));
+            }
+        }
         let mut span = best.map(|b| (b.start, b.end));
         if self.options.hr_constraint {
             span = span.and_then(|(s, e)| text::hr_cut(tokens, s, e).map(|e| (s, e)));
         }
-        let mut out = String::new();
         let spans = match (span, best, segments.as_deref()) {
             // An anchored span is a short article that lost to a long run by value: the runs
             // worth a share of that run are not its parts.
@@ -454,44 +494,7 @@ impl PageExtraction<'_> {
             }
             _ => span.into_iter().collect(),
         };
-        for &(s, e) in &spans {
-            let slice = &tokens[s..=e];
-            let mut keep = self.options.clean.then(|| text::clean_mask(slice));
-            if self.options.drop_boilerplate
-                || self.options.drop_hidden_microdata
-                || self.options.drop_more_furniture
-                || self.options.drop_link_blocks
-                || self.options.link_run_blocks > 0
-                || self.options.section_end_words > 0
-            {
-                let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
-                text::furniture_mask(page, slice, k, self.options.drop_boilerplate, self.options.drop_more_furniture);
-                if self.options.drop_hidden_microdata {
-                    text::hidden_microdata_mask(page, slice, k);
-                }
-                if self.options.drop_link_blocks {
-                    text::link_block_mask(slice, k, 2, 0.6);
-                }
-                if self.options.link_run_blocks > 0 {
-                    text::link_run_mask(slice, k, self.options.link_run_blocks, 0.6);
-                }
-                if self.options.section_end_words > 0 {
-                    text::section_end_mask(page, slice, k, self.options.section_end_words);
-                }
-            }
-            if spans.len() == 1 {
-                text::render(page, slice, keep.as_deref(), &mut out);
-            } else {
-                let mut part = String::new();
-                text::render(page, slice, keep.as_deref(), &mut part);
-                if !part.is_empty() {
-                    if !out.is_empty() {
-                        out.push_str("\n\n");
-                    }
-                    out.push_str(&part);
-                }
-            }
-        }
+        let mut out = render_spans(page, tokens, &spans, &self.options);
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
         let mut fallback = None;
         if self.options.noscript_fallback
@@ -526,6 +529,51 @@ impl PageExtraction<'_> {
         }
         Ok(x)
     }
+}
+
+/// The text of token spans: each span's kept tokens (the cleaning rules and furniture filters
+/// of `o`) laid out as paragraphs, spans apart by a blank line.
+fn render_spans(page: &str, tokens: &[Token], spans: &[(usize, usize)], o: &ExtractOptions) -> String {
+    let mut out = String::new();
+    for &(s, e) in spans {
+        let slice = &tokens[s..=e];
+        let mut keep = o.clean.then(|| text::clean_mask(slice));
+        if o.drop_boilerplate
+            || o.drop_hidden_microdata
+            || o.drop_more_furniture
+            || o.drop_link_blocks
+            || o.link_run_blocks > 0
+            || o.section_end_words > 0
+        {
+            let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
+            text::furniture_mask(page, slice, k, o.drop_boilerplate, o.drop_more_furniture);
+            if o.drop_hidden_microdata {
+                text::hidden_microdata_mask(page, slice, k);
+            }
+            if o.drop_link_blocks {
+                text::link_block_mask(slice, k, 2, 0.6);
+            }
+            if o.link_run_blocks > 0 {
+                text::link_run_mask(slice, k, o.link_run_blocks, 0.6);
+            }
+            if o.section_end_words > 0 {
+                text::section_end_mask(page, slice, k, o.section_end_words);
+            }
+        }
+        if spans.len() == 1 {
+            text::render(page, slice, keep.as_deref(), &mut out);
+        } else {
+            let mut part = String::new();
+            text::render(page, slice, keep.as_deref(), &mut part);
+            if !part.is_empty() {
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                out.push_str(&part);
+            }
+        }
+    }
+    out
 }
 
 /// How far after the `<h1>` an anchored run may start, in tokens
@@ -903,6 +951,8 @@ mod tests {
                 extra_span_min: 0.0,
                 title_anchor_ratio: ratio,
                 furniture_escape_ratio: ratio,
+                // The learned chooser too, with its candidates (runs and elements).
+                chooser_margin: ratio / 10.0,
                 ..ExtractOptions::default()
             };
             let got = text(&html, opts);

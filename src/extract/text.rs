@@ -260,7 +260,7 @@ const fn pair(a: u8, b: u8) -> usize {
 
 /// Which furniture lists this start tag's id or class value names ([`F_BOILERPLATE`],
 /// [`F_MORE`]): a name anywhere in the value, ASCII case-insensitively.
-fn furniture(raw_tag: &str) -> u8 {
+pub(super) fn furniture(raw_tag: &str) -> u8 {
     let tag = raw_tag.as_bytes();
     let mut flags = 0;
     for v in [attr_value(tag, b"class"), attr_value(tag, b"id")].into_iter().flatten() {

@@ -231,7 +231,7 @@ ids! {
     SCRIPT = "script", STYLE = "style", TABLE = "table", TD = "td", TH = "th", TEMPLATE = "template",
     TITLE = "title", TEXTAREA = "textarea", SVG = "svg", BODY = "body", HEAD = "head",
     HTML = "html", META = "meta", LINK = "link", TIME = "time", H1 = "h1", ASIDE = "aside",
-    FOOTER = "footer",
+    FOOTER = "footer", ARTICLE = "article", MAIN = "main", SECTION = "section",
 }
 
 const fn props_table() -> [u8; 256] {

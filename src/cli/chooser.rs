@@ -1,0 +1,163 @@
+//! `pipeline chooser`: fits the span chooser on the candidates of training pages, writes its
+//! file, and prints, per dev dataset, the pooled F1 of the current choice, of the chooser at
+//! each margin, and of the oracle, with the margin chosen by leave-one-dataset-out.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use article_pipeline::dataset;
+use article_pipeline::eval::chooser as fit;
+use article_pipeline::extract::Extractor;
+
+use super::{ExtractorArgs, Outcome};
+
+#[derive(Debug, Args)]
+pub struct ChooserArgs {
+    /// Manifests whose `train` pages the chooser learns from.
+    #[arg(long)]
+    train: Vec<PathBuf>,
+    /// Manifests whose every page it learns from (aeb has a dev split only).
+    #[arg(long)]
+    train_all: Vec<PathBuf>,
+    /// Manifests whose `dev` pages choose the margin, leaving one dataset out at a time.
+    #[arg(long, required = true)]
+    dev: Vec<PathBuf>,
+    /// Margins tried.
+    #[arg(long, value_delimiter = ',', default_value = "0.01,0.02,0.05,0.1,0.2")]
+    margins: Vec<f64>,
+    /// Boosting rounds (trees).
+    #[arg(long, default_value_t = fit::BoostOptions::default().rounds)]
+    rounds: usize,
+    /// Depth of each tree.
+    #[arg(long, default_value_t = fit::BoostOptions::default().depth)]
+    depth: usize,
+    /// Shrinkage of each tree's leaves.
+    #[arg(long, default_value_t = fit::BoostOptions::default().learning_rate)]
+    learning_rate: f64,
+    /// Fewest candidate pairs in a leaf.
+    #[arg(long, default_value_t = fit::BoostOptions::default().min_leaf)]
+    min_leaf: usize,
+    /// Also show the N dev pages where the best candidate beats the current choice most: both
+    /// F1 and the features that differ.
+    #[arg(long, default_value_t = 0)]
+    explain: usize,
+    /// Where to write the chooser (JSON).
+    #[arg(long)]
+    out: PathBuf,
+    /// The extractor whose candidates are scored (the chooser's own margin is ignored).
+    #[command(flatten)]
+    extractor: ExtractorArgs,
+}
+
+pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
+    let (scorer, mut options) = args.extractor.build()?;
+    options.chooser_margin = 0.0;
+    let extractor = Extractor::new(scorer.as_ref(), options);
+    let mut train = dataset::read_manifests(&args.train, Some("train"))?;
+    train.extend(dataset::read_manifests(&args.train_all, None)?);
+    anyhow::ensure!(!train.is_empty(), "no training pages in --train / --train-all");
+    let dev = dataset::read_manifests(&args.dev, Some("dev"))?;
+    anyhow::ensure!(!dev.is_empty(), "no dev pages in --dev");
+    let threads = args.extractor.threads;
+    let train = fit::collect(&extractor, &train, threads)?;
+    let n_cands: usize = train.iter().map(|p| p.features.len()).sum();
+    let boost = fit::BoostOptions {
+        rounds: args.rounds,
+        depth: args.depth,
+        learning_rate: args.learning_rate,
+        min_leaf: args.min_leaf.max(1),
+    };
+    anyhow::ensure!(boost.learning_rate > 0.0 && boost.learning_rate <= 1.0, "--learning-rate must be within (0, 1]");
+    // Datasets by their folder's name (`…/wcxb/manifest.jsonl`: wcxb), so the file does not
+    // depend on where the datasets were unpacked.
+    let name = |p: &PathBuf| {
+        let dir = p.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());
+        dir.unwrap_or_else(|| p.display().to_string())
+    };
+    let sources: Vec<String> = args.train.iter().chain(&args.train_all).map(name).collect();
+    let chooser = fit::fit(&train, &boost, &sources.join(" + "));
+    let _ = n_cands;
+    let json = serde_json::to_string(&chooser)?;
+    std::fs::write(&args.out, format!("{json}\n")).with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    eprintln!("chooser: {} -> {}", chooser.trained_on, args.out.display());
+
+    let dev = fit::collect(&extractor, &dev, threads)?;
+    let current = fit::scores(&dev, None);
+    let oracle = fit::oracle(&dev);
+    let by_margin: Vec<(f64, BTreeMap<String, f64>)> =
+        args.margins.iter().map(|&m| (m, fit::scores(&dev, Some((&chooser, m))))).collect();
+    let names: Vec<&String> = current.keys().collect();
+    let row = |label: String, s: &BTreeMap<String, f64>| {
+        let cells: Vec<String> = names.iter().map(|n| format!("{:>9.3}", s[*n])).collect();
+        println!("{label:<14}{}", cells.join(""));
+    };
+    println!("{:<14}{}", "", names.iter().map(|n| format!("{n:>9}")).collect::<String>());
+    row("current".into(), &current);
+    for (m, s) in &by_margin {
+        row(format!("margin {m}"), s);
+    }
+    row("oracle".into(), &oracle);
+    // Leave one dataset out: the margin best on the others (pooled over their pages' sets as
+    // the mean of their F1), scored on the one left out; 0 (off) is a candidate too.
+    let mut folds = Vec::new();
+    for left in &names {
+        let others = |s: &BTreeMap<String, f64>| {
+            s.iter().filter(|(k, _)| k != left).map(|(_, v)| v).sum::<f64>() / (names.len() - 1).max(1) as f64
+        };
+        let mut best = (0.0, others(&current), current[*left]);
+        for (m, s) in &by_margin {
+            if others(s) > best.1 {
+                best = (*m, others(s), s[*left]);
+            }
+        }
+        println!(
+            "left out {left}: margin {} chosen on the others, F1 {:.3} (current {:.3})",
+            best.0, best.2, current[*left]
+        );
+        folds.push((best.2, current[*left]));
+    }
+    let k = folds.len().max(1) as f64;
+    println!(
+        "mean of the left-out folds: {:.4} (current {:.4})",
+        folds.iter().map(|f| f.0).sum::<f64>() / k,
+        folds.iter().map(|f| f.1).sum::<f64>() / k
+    );
+    let mut gaps: Vec<(f64, &fit::PageCandidates, usize)> = dev
+        .iter()
+        .map(|p| {
+            let (i, best) = p
+                .metrics
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (i, fit::page_f1(m)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap_or((0, 0.0));
+            (best - fit::page_f1(&p.metrics[0]), p, i)
+        })
+        .collect();
+    gaps.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (gap, p, i) in gaps.iter().take(args.explain) {
+        let names = article_pipeline::extract::candidates::FEATURE_NAMES;
+        let diff: Vec<String> = (0..names.len())
+            .filter(|&f| (p.features[*i][f] - p.features[0][f]).abs() > 1e-9)
+            .map(|f| format!("{} {:.2}→{:.2}", names[f], p.features[0][f], p.features[*i][f]))
+            .collect();
+        let gain = chooser.gain(&p.features[0], &p.features[*i]);
+        println!(
+            "{} gap {gap:.2} (current {:.2}, candidate {i} of {} predicted {gain:+.3}): {}",
+            p.dataset,
+            fit::page_f1(&p.metrics[0]),
+            p.features.len(),
+            diff.join(", ")
+        );
+    }
+    let below_now = fit::pages_below_half(&dev, None);
+    println!("pages below F1 0.5, current: {below_now:?}");
+    for (m, _) in &by_margin {
+        println!("pages below F1 0.5, margin {m}: {:?}", fit::pages_below_half(&dev, Some((&chooser, *m))));
+    }
+    Ok(Outcome::Ok)
+}

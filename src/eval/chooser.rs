@@ -1,0 +1,268 @@
+//! Fitting and measuring the span chooser of [`crate::extract::chooser`] (`pipeline chooser`).
+//!
+//! Every page of the training manifests is extracted once with its candidates
+//! ([`crate::extract::PageExtraction::end_with_candidates`]); each candidate's text is scored
+//! against the gold as score.py scores a prediction, and a ridge regression fits the
+//! candidate's shingle F1 from its features. The margin by which a candidate must beat the
+//! current choice is chosen by leave-one-dataset-out over the dev manifests, as every default.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+
+use super::metrics::{PageMetrics, aggregate, score_page};
+use crate::dataset::ManifestEntry;
+use crate::extract::Extractor;
+use crate::extract::candidates::{Candidate, FEATURE_NAMES, N_FEATURES};
+use crate::extract::chooser::{Chooser, Node};
+
+/// One page's candidates: features and metrics, the current choice first.
+#[derive(Debug, Clone)]
+pub struct PageCandidates {
+    pub dataset: String,
+    pub features: Vec<[f64; N_FEATURES]>,
+    pub metrics: Vec<PageMetrics>,
+}
+
+/// The candidates of every readable page of `entries` (unreadable or unextractable pages and
+/// pages without candidates are left out), with `threads` workers (0 = one per core).
+pub fn collect(
+    extractor: &Extractor<'_>,
+    entries: &[ManifestEntry],
+    threads: usize,
+) -> Result<Vec<PageCandidates>, rayon::ThreadPoolBuildError> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    Ok(pool.install(|| {
+        entries
+            .par_iter()
+            .filter_map(|e| {
+                let bytes = std::fs::read(&e.path).ok()?;
+                let mut page = extractor.page_with_size_hint(None, bytes.len());
+                page.write(&bytes).ok()?;
+                let (x, mut cands) = page.end_with_candidates().ok()?;
+                if cands.is_empty() {
+                    return None;
+                }
+                // The current choice as the extractor outputs it (with its extra spans).
+                cands[0].1 = x.text;
+                let (features, metrics) = cands.iter().map(|(c, text)| (c.features, score_page(&e.gold, text))).unzip();
+                Some(PageCandidates { dataset: e.dataset_name().to_string(), features, metrics })
+            })
+            .collect()
+    }))
+}
+
+/// A page-level shingle F1, as the pooled figure is built (from the page's P and R).
+pub fn page_f1(m: &PageMetrics) -> f64 {
+    aggregate(std::iter::once(m)).shingle_f1.unwrap_or(0.0)
+}
+
+/// Settings of the boosting.
+#[derive(Debug, Clone, Copy)]
+pub struct BoostOptions {
+    pub rounds: usize,
+    pub depth: usize,
+    pub learning_rate: f64,
+    /// A leaf holds at least this many candidates.
+    pub min_leaf: usize,
+}
+
+impl Default for BoostOptions {
+    fn default() -> Self {
+        BoostOptions { rounds: 300, depth: 4, learning_rate: 0.05, min_leaf: 20 }
+    }
+}
+
+/// Thresholds tried per feature: quantiles of its values.
+const BINS: usize = 32;
+
+/// Gradient-boosted regression trees (squared loss; Friedman 2001) of each candidate's gain
+/// over the current choice (F1 difference) on the difference of their features: the
+/// chooser's decision is exactly this comparison ([`Chooser::choose`]).
+pub fn fit(pages: &[PageCandidates], o: &BoostOptions, trained_on: &str) -> Chooser {
+    let mut rows: Vec<[f64; N_FEATURES]> = Vec::new();
+    let mut y: Vec<f64> = Vec::new();
+    for p in pages {
+        let (x0, y0) = (&p.features[0], page_f1(&p.metrics[0]));
+        for (x, m) in p.features.iter().zip(&p.metrics).skip(1) {
+            rows.push(std::array::from_fn(|i| x[i] - x0[i]));
+            y.push(page_f1(m) - y0);
+        }
+    }
+    let names = FEATURE_NAMES.iter().map(|s| s.to_string()).collect();
+    let trained_on = format!(
+        "{trained_on}: {} pages, {} candidate pairs; {} trees of depth {}, learning rate {}, leaves of {} or more",
+        pages.len(),
+        rows.len(),
+        o.rounds,
+        o.depth,
+        o.learning_rate,
+        o.min_leaf
+    );
+    if rows.is_empty() {
+        return Chooser { features: names, base: 0.0, trees: Vec::new(), trained_on };
+    }
+    // Candidate thresholds per feature: distinct quantiles.
+    let thresholds: Vec<Vec<f64>> = (0..N_FEATURES)
+        .map(|f| {
+            let mut v: Vec<f64> = rows.iter().map(|r| r[f]).collect();
+            v.sort_by(f64::total_cmp);
+            let mut t: Vec<f64> = (1..BINS).map(|k| v[k * (v.len() - 1) / BINS]).collect();
+            t.dedup();
+            t
+        })
+        .collect();
+    let base = y.iter().sum::<f64>() / y.len() as f64;
+    let mut pred = vec![base; y.len()];
+    let mut trees = Vec::with_capacity(o.rounds);
+    for _ in 0..o.rounds {
+        let resid: Vec<f64> = y.iter().zip(&pred).map(|(y, p)| y - p).collect();
+        let mut tree = Vec::new();
+        let all: Vec<usize> = (0..rows.len()).collect();
+        grow(&rows, &resid, &thresholds, all, o, 0, &mut tree);
+        for (p, r) in pred.iter_mut().zip(&rows) {
+            *p += leaf_value(&tree, r);
+        }
+        trees.push(tree);
+    }
+    Chooser { features: names, base, trees, trained_on }
+}
+
+fn leaf_value(tree: &[Node], x: &[f64; N_FEATURES]) -> f64 {
+    let mut i = 0;
+    loop {
+        let n = &tree[i];
+        match n.feature {
+            None => return n.value,
+            Some(f) => i = if x[f] <= n.threshold { n.left } else { n.right },
+        }
+    }
+}
+
+/// Grows the node for `idx` at `depth` into `tree` (nodes in pre-order, so children come
+/// after their parent); returns its index.
+fn grow(
+    rows: &[[f64; N_FEATURES]],
+    resid: &[f64],
+    thresholds: &[Vec<f64>],
+    idx: Vec<usize>,
+    o: &BoostOptions,
+    depth: usize,
+    tree: &mut Vec<Node>,
+) -> usize {
+    let at = tree.len();
+    let n = idx.len() as f64;
+    let sum: f64 = idx.iter().map(|&i| resid[i]).sum();
+    tree.push(Node { feature: None, threshold: 0.0, left: 0, right: 0, value: o.learning_rate * sum / n.max(1.0) });
+    if depth >= o.depth || idx.len() < 2 * o.min_leaf {
+        return at;
+    }
+    // The split that most reduces the squared error: maximise sumL²/nL + sumR²/nR.
+    let mut best: Option<(f64, usize, f64)> = None;
+    for (f, ts) in thresholds.iter().enumerate() {
+        let mut sums = vec![0.0; ts.len() + 1];
+        let mut counts = vec![0usize; ts.len() + 1];
+        for &i in &idx {
+            let b = ts.partition_point(|&t| t < rows[i][f]);
+            sums[b] += resid[i];
+            counts[b] += 1;
+        }
+        let (mut sl, mut nl) = (0.0, 0usize);
+        for (k, &t) in ts.iter().enumerate() {
+            sl += sums[k];
+            nl += counts[k];
+            let nr = idx.len() - nl;
+            if nl < o.min_leaf || nr < o.min_leaf {
+                continue;
+            }
+            let sr = sum - sl;
+            let gain = sl * sl / nl as f64 + sr * sr / nr as f64 - sum * sum / n;
+            if best.is_none_or(|b| gain > b.0) {
+                best = Some((gain, f, t));
+            }
+        }
+    }
+    let Some((gain, f, t)) = best.filter(|b| b.0 > 1e-12) else { return at };
+    let _ = gain;
+    let (l, r): (Vec<usize>, Vec<usize>) = idx.into_iter().partition(|&i| rows[i][f] <= t);
+    let left = grow(rows, resid, thresholds, l, o, depth + 1, tree);
+    let right = grow(rows, resid, thresholds, r, o, depth + 1, tree);
+    tree[at] = Node { feature: Some(f), threshold: t, left, right, value: 0.0 };
+    at
+}
+
+/// Pooled shingle F1 per dataset when `chooser` picks with `margin` (`None`: the current
+/// choice everywhere).
+pub fn scores(pages: &[PageCandidates], chooser: Option<(&Chooser, f64)>) -> BTreeMap<String, f64> {
+    let mut by: BTreeMap<String, Vec<&PageMetrics>> = BTreeMap::new();
+    for p in pages {
+        let i = chosen(p, chooser);
+        by.entry(p.dataset.clone()).or_default().push(&p.metrics[i]);
+    }
+    by.into_iter().map(|(d, m)| (d, aggregate(m).shingle_f1.unwrap_or(0.0))).collect()
+}
+
+/// The candidate `chooser` takes on a page (0, the current choice, without one).
+fn chosen(p: &PageCandidates, chooser: Option<(&Chooser, f64)>) -> usize {
+    let Some((c, margin)) = chooser else { return 0 };
+    let cands: Vec<Candidate> =
+        p.features.iter().map(|f| Candidate { start: 0, end: 0, value: 0.0, features: *f }).collect();
+    c.choose(&cands, margin).unwrap_or(0)
+}
+
+/// Pooled shingle F1 per dataset of the oracle: each page's best candidate.
+pub fn oracle(pages: &[PageCandidates]) -> BTreeMap<String, f64> {
+    let mut by: BTreeMap<String, Vec<&PageMetrics>> = BTreeMap::new();
+    for p in pages {
+        let best = p.metrics.iter().max_by(|a, b| page_f1(a).total_cmp(&page_f1(b))).unwrap_or(&p.metrics[0]);
+        by.entry(p.dataset.clone()).or_default().push(best);
+    }
+    by.into_iter().map(|(d, m)| (d, aggregate(m).shingle_f1.unwrap_or(0.0))).collect()
+}
+
+/// Pages below F1 0.5 per dataset under a choice.
+pub fn pages_below_half(pages: &[PageCandidates], chooser: Option<(&Chooser, f64)>) -> BTreeMap<String, usize> {
+    let mut by: BTreeMap<String, usize> = BTreeMap::new();
+    for p in pages {
+        let i = chosen(p, chooser);
+        *by.entry(p.dataset.clone()).or_default() += usize::from(page_f1(&p.metrics[i]) < 0.5);
+    }
+    by
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gain that only trees can learn: candidates help when both of two features rose.
+    #[test]
+    fn boosting_learns_an_interaction() {
+        let mut pages = Vec::new();
+        for k in 0..400 {
+            let (a, b) = ((k % 2) as f64, ((k / 2) % 2) as f64);
+            let mut x0 = [0.0; N_FEATURES];
+            x0[0] = 1.0;
+            let mut x1 = x0;
+            (x1[1], x1[2]) = (a, b);
+            let f1 = if a * b > 0.0 { 0.9 } else { 0.1 };
+            let m = |f: f64| {
+                score_page(
+                    &crate::dataset::Gold { text: Some("one two three four five six".into()), ..Default::default() },
+                    if f > 0.5 { "one two three four five six" } else { "" },
+                )
+            };
+            pages.push(PageCandidates { dataset: "t".into(), features: vec![x0, x1], metrics: vec![m(0.1), m(f1)] });
+        }
+        let c = fit(&pages, &BoostOptions { min_leaf: 5, ..BoostOptions::default() }, "test");
+        let mut x0 = [0.0; N_FEATURES];
+        x0[0] = 1.0;
+        let mut both = x0;
+        (both[1], both[2]) = (1.0, 1.0);
+        let mut one = x0;
+        one[1] = 1.0;
+        assert!(c.gain(&x0, &both) > 0.5, "{}", c.gain(&x0, &both));
+        assert!(c.gain(&x0, &one) < 0.2, "{}", c.gain(&x0, &one));
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(Chooser::from_json(&json).unwrap(), c);
+    }
+}
