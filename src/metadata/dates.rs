@@ -188,6 +188,10 @@ static URL_DATE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 
+/// `/2017/7/12/`: a year, then a month and a day of one or two digits, each between slashes.
+static URL_DATE_SHORT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"/((?:19|20)\d{2})/(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/").expect("valid regex"));
+
 fn offset_minutes(z: &str) -> Option<i16> {
     match z {
         "Z" | "UTC" | "GMT" => Some(0),
@@ -266,6 +270,29 @@ pub fn find_in_text(text: &str) -> Option<Date> {
         }
     }
     best.map(|(_, d)| d)
+}
+
+/// Up to `max` dates written in `text`, in the order they stand (every form; a place read by
+/// two forms once): the page-wide fallback takes the first that is not after the fetch, so
+/// a placeholder such as `31.12.2099` in a script does not hide the real date after it.
+pub fn find_all_in_text(text: &str, max: usize) -> Vec<Date> {
+    let mut found: Vec<(usize, Date)> = Vec::new();
+    for r in date_stretches(text) {
+        let part = &text[r.clone()];
+        for (re, read) in TEXT_FORMS.iter() {
+            for c in re.captures_iter(part) {
+                if let (Some(m), Some(d)) = (c.get(0), read(&c)) {
+                    found.push((r.start + m.start(), d));
+                }
+            }
+        }
+        if found.len() >= 4 * max {
+            break;
+        }
+    }
+    found.sort_by_key(|(at, _)| *at);
+    found.dedup_by_key(|(at, _)| *at);
+    found.into_iter().map(|(_, d)| d).take(max).collect()
 }
 
 /// Reads a date from a match of one of the [`TEXT_FORMS`].
@@ -358,7 +385,7 @@ static ISO_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Compiles every pattern (see [`super::warm_up`]).
 pub(crate) fn warm_up() {
-    for re in [&ISO, &NUMERIC, &NUMERIC_YMD, &WRITTEN_DMY, &WRITTEN_MDY, &URL_DATE, &ISO_IN_TEXT] {
+    for re in [&ISO, &NUMERIC, &NUMERIC_YMD, &WRITTEN_DMY, &WRITTEN_MDY, &URL_DATE, &URL_DATE_SHORT, &ISO_IN_TEXT] {
         LazyLock::force(re);
     }
     LazyLock::force(&TEXT_FORMS);
@@ -368,7 +395,7 @@ pub(crate) fn warm_up() {
 pub fn from_url(url: &str) -> Option<Date> {
     let path = url.split_once("://").map_or(url, |(_, r)| r.split_once('/').map_or("", |(_, p)| p));
     let path = format!("/{}", path.split(['?', '#']).next().unwrap_or(""));
-    let c = URL_DATE.captures(&path)?;
+    let c = URL_DATE.captures(&path).or_else(|| URL_DATE_SHORT.captures(&path))?;
     Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)
 }
 

@@ -28,6 +28,10 @@ const TEXT_DATE_WINDOW: usize = 3000;
 const TEXT_DATE_BEFORE: usize = 1500;
 /// Bytes of the page searched for any date when the page has no better source.
 const PAGE_DATE_BYTES: usize = 128 << 10;
+/// Dates kept from that search.
+const MAX_PAGE_DATES: usize = 8;
+/// Start tags kept whose attributes hold an ISO date.
+const MAX_ATTR_DATE_TAGS: usize = 8;
 
 /// Fields about the article, in every record's `metadata` (and `extract --json`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,7 +41,8 @@ pub struct ArticleMeta {
     pub published: Option<String>,
     /// Last modification date, ISO 8601.
     pub modified: Option<String>,
-    /// Where `published` came from: `json-ld`, `meta`, `time`, `url`, `text` or `feed`.
+    /// Where `published` came from: `json-ld`, `meta`, `time`, `url`, `text`, `attribute` (an
+    /// ISO date in an element's attribute) or `feed`.
     pub date_source: Option<String>,
     /// Language of the text, ISO 639-1 (the declared language for short texts).
     pub lang: Option<String>,
@@ -67,8 +72,12 @@ pub struct Signals {
     pub author_links: Vec<String>,
     /// A date written in the page text around the headline (or the article's start).
     pub text_date: Option<dates::Date>,
-    /// The first date anywhere in the page, looked for only when nothing above has one.
-    pub page_date: Option<dates::Date>,
+    /// The first dates anywhere in the page (up to [`MAX_PAGE_DATES`]), looked for only when
+    /// nothing above has one; the first not after the fetch is taken.
+    pub page_dates: Vec<dates::Date>,
+    /// ISO dates in attributes of any element (`datetime`, `title`, `content`, `data-*`: a
+    /// "3 hours ago" label's `title="2020-09-20T14:20:02Z"`), in page order.
+    pub attr_dates: Vec<dates::Date>,
     /// A date written just inside an element whose class or id says date (`class="date"`,
     /// `post-date`, `published`, `entry-meta` …).
     pub class_date: Option<dates::Date>,
@@ -91,11 +100,13 @@ static DATE_CLASS: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| 
 static PUBLISH_CLASS: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("publish"));
 static AUTHOR: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("author"));
+static ATTR_VALUE: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("=\""));
+static ATTR_VALUE_SQ: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("='"));
 
 /// Builds the searchers and date patterns now rather than on the first page, so the first
 /// page's extraction does not pay for compiling them (about 15 ms, mostly the date regexes).
 pub fn warm_up() {
-    for f in [&ITEMPROP, &LD_JSON, &DATE_CLASS, &PUBLISH_CLASS, &AUTHOR] {
+    for f in [&ITEMPROP, &LD_JSON, &DATE_CLASS, &PUBLISH_CLASS, &AUTHOR, &ATTR_VALUE, &ATTR_VALUE_SQ] {
         LazyLock::force(f);
     }
     dates::warm_up();
@@ -114,6 +125,22 @@ pub struct Collector {
     author_open: Option<u32>,
     /// Ends of start tags whose class or id names a date.
     date_elements: Vec<u32>,
+    /// Start tags with an attribute value that starts as an ISO date (`="2020-`).
+    attr_date_tags: Vec<(u32, u32)>,
+}
+
+/// Does a start tag hold an attribute value starting with an ISO year and a dash (`="2020-`,
+/// `='1999-`)? A SIMD search for `="` / `='` and a look at the six bytes after.
+#[inline]
+fn has_iso_attribute(raw: &[u8]) -> bool {
+    ATTR_VALUE.find_iter(raw).chain(ATTR_VALUE_SQ.find_iter(raw)).any(|i| {
+        let v = &raw[i + 2..];
+        v.len() > 5
+            && matches!(&v[..2], b"19" | b"20")
+            && v[2].is_ascii_digit()
+            && v[3].is_ascii_digit()
+            && v[4] == b'-'
+    })
 }
 
 impl Collector {
@@ -148,6 +175,12 @@ impl Collector {
             && (raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"class")) || raw.windows(3).any(|w| w == b"id="))
         {
             self.date_elements.push(t.end);
+        }
+        if self.attr_date_tags.len() < MAX_ATTR_DATE_TAGS
+            && !matches!(t.tag, tags::META | tags::TIME | tags::SCRIPT | tags::LINK)
+            && has_iso_attribute(raw)
+        {
+            self.attr_date_tags.push((t.start, t.end));
         }
     }
 
@@ -257,8 +290,20 @@ impl Collector {
             || sig.class_date.is_some()
             || !sig.times.is_empty()
             || sig.meta.iter().any(|(k, _)| PUBLISHED_META.contains(&k.as_str()));
+        for &s in &self.attr_date_tags {
+            for (k, v) in attributes(span(s)) {
+                // `href`/`src` paths are the URL fallback's; the rest are labels of a date.
+                if k != "href"
+                    && k != "src"
+                    && (v.starts_with("19") || v.starts_with("20"))
+                    && let Some(d) = dates::parse(&v)
+                {
+                    sig.attr_dates.push(d);
+                }
+            }
+        }
         if !structured && sig.text_date.is_none() {
-            sig.page_date = dates::find_in_text(&strip_tags(&page[..boundary(PAGE_DATE_BYTES)]));
+            sig.page_dates = dates::find_all_in_text(&strip_tags(&page[..boundary(PAGE_DATE_BYTES)]), MAX_PAGE_DATES);
         }
         sig
     }
@@ -427,7 +472,10 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
     let ok = |d: Option<dates::Date>| d.filter(|d| d.not_after(&latest));
     let j = &sig.jsonld;
     let time_marked = sig.times.iter().find(|(_, m)| *m).map(|(v, _)| v.as_str());
-    let candidates: [(Option<dates::Date>, &str); 9] = [
+    let first_ok = |v: &[dates::Date]| v.iter().copied().find(|d| d.not_after(&latest));
+    // A date in the path of the page's main image (`/files/2016/05/04/…`), as the URL's.
+    let image_url = sig.meta(&["og:image", "twitter:image"]).and_then(dates::from_url);
+    let candidates: [(Option<dates::Date>, &str); 11] = [
         (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
         (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
         (ok(time_marked.or(sig.times.first().map(|(v, _)| v.as_str())).and_then(dates::parse)), "time"),
@@ -436,7 +484,9 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
         (ok(sig.text_date), "text"),
         (ok(cx.html_title.and_then(dates::find_in_text)), "text"),
         (ok(cx.feed.and_then(|f| f.published.as_deref().or(f.updated.as_deref())).and_then(dates::parse)), "feed"),
-        (ok(sig.page_date), "text"),
+        (first_ok(&sig.attr_dates), "attribute"),
+        (ok(image_url), "url"),
+        (first_ok(&sig.page_dates), "text"),
     ];
     let (mut published, mut date_source) =
         candidates.iter().find_map(|(d, s)| d.map(|d| (Some(d), Some(s.to_string())))).unwrap_or((None, None));

@@ -183,3 +183,45 @@ proptest::proptest! {
         let _ = jsonld::read([html.as_ref()]);
     }
 }
+
+#[test]
+fn an_iso_date_in_an_attribute_answers_when_nothing_else_does() {
+    let html = r#"<html><body><div class="news-list-row"><div class="ago" title="2020-09-20T14:20:02Z">3 hours ago</div></div>
+        <p>Text without a written date.</p><a href="/2019-01-01-other">other</a></body></html>"#;
+    let (m, _) = meta_of(html, "https://news.test/story/10939686");
+    assert_eq!(m.published.as_deref().map(|d| &d[..10]), Some("2020-09-20"));
+    assert_eq!(m.date_source.as_deref(), Some("attribute"));
+}
+
+#[test]
+fn the_page_wide_fallback_skips_dates_after_the_fetch() {
+    // A placeholder far in the future comes first; the real date follows it.
+    let html = r#"<html><body><div>Angebot gültig bis 31.12.2099</div><div class=x>Kategorie</div>
+        <span class="blue">01.02.2022</span><p>Meldung ohne Überschrift.</p></body></html>"#;
+    let (m, _) = meta_of(html, "https://verband.test/aktuelles/lesen/");
+    assert_eq!(m.published.as_deref(), Some("2022-02-01"));
+    assert_eq!(m.date_source.as_deref(), Some("text"));
+}
+
+#[test]
+fn the_main_image_path_and_short_url_dates_count_as_url_dates() {
+    let html = r#"<html><head><meta property="og:image" content="https://eff.test/files/2016/05/04/ar.png"></head>
+        <body><p>Annual report.</p></body></html>"#;
+    let (m, _) = meta_of(html, "https://eff.test/annual-report/index.html");
+    assert_eq!(m.published.as_deref(), Some("2016-05-04"));
+    assert_eq!(m.date_source.as_deref(), Some("url"));
+    assert_eq!(
+        dates::from_url("https://be.test/home/2017/7/12/unter-uns").map(|d| d.day_string()).as_deref(),
+        Some("2017-07-12")
+    );
+}
+
+proptest::proptest! {
+    /// The attribute scan and the page-wide date search take any bytes: no panic, bounded.
+    #[test]
+    fn date_scans_take_any_input(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400), text in ".{0,300}") {
+        let _ = has_iso_attribute(&bytes);
+        proptest::prop_assert!(dates::find_all_in_text(&text, 3).len() <= 3);
+        let _ = dates::from_url(&text);
+    }
+}
