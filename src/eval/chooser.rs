@@ -14,7 +14,7 @@ use super::metrics::{PageMetrics, aggregate, score_page};
 use crate::dataset::ManifestEntry;
 use crate::extract::Extractor;
 use crate::extract::candidates::{Candidate, FEATURE_NAMES, N_FEATURES};
-use crate::extract::chooser::{Chooser, Node};
+use crate::extract::chooser::{self, Chooser, Node};
 
 /// One page's candidates: features and metrics, the current choice first.
 #[derive(Debug, Clone)]
@@ -121,22 +121,11 @@ pub fn fit(pages: &[PageCandidates], o: &BoostOptions, trained_on: &str) -> Choo
         let all: Vec<usize> = (0..rows.len()).collect();
         grow(&rows, &resid, &thresholds, all, o, 0, &mut tree);
         for (p, r) in pred.iter_mut().zip(&rows) {
-            *p += leaf_value(&tree, r);
+            *p += chooser::leaf(&tree, r);
         }
         trees.push(tree);
     }
     Chooser { features: names, base, trees, trained_on }
-}
-
-fn leaf_value(tree: &[Node], x: &[f64; N_FEATURES]) -> f64 {
-    let mut i = 0;
-    loop {
-        let n = &tree[i];
-        match n.feature {
-            None => return n.value,
-            Some(f) => i = if x[f] <= n.threshold { n.left } else { n.right },
-        }
-    }
 }
 
 /// Grows the node for `idx` at `depth` into `tree` (nodes in pre-order, so children come

@@ -107,7 +107,7 @@ impl Chooser {
 }
 
 /// The leaf value a tree gives to `x`.
-fn leaf(tree: &[Node], x: &[f64; N_FEATURES]) -> f64 {
+pub fn leaf(tree: &[Node], x: &[f64; N_FEATURES]) -> f64 {
     let mut i = 0;
     loop {
         let n = &tree[i];

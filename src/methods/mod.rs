@@ -74,9 +74,18 @@ pub enum ModelUse {
 /// present whenever the method's [`ModelUse`] asks for one.
 type Load = fn(&'static str, Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError>;
 
-/// Fits a method's model on labelled pages: its name (for methods sharing a learner), the
-/// pages, the options, and a progress callback taking the number of pages done.
-type Train = fn(&'static str, &[ManifestEntry], &TrainOptions, &(dyn Fn(usize) + Sync)) -> Result<Trained, TrainError>;
+/// Fits a method's model on labelled pages.
+type Train = fn(TrainJob<'_>) -> Result<Trained, TrainError>;
+
+/// One fit: the learner's name (for methods sharing a learner), the pages, the options, and a
+/// progress callback taking the number of pages done.
+#[derive(Clone, Copy)]
+pub struct TrainJob<'a> {
+    pub name: &'static str,
+    pub entries: &'a [ManifestEntry],
+    pub options: &'a TrainOptions,
+    pub progress: &'a (dyn Fn(usize) + Sync),
+}
 
 /// One extraction method of the table [`METHODS`].
 pub struct Method {
@@ -178,7 +187,7 @@ pub fn train(
     if entries.is_empty() {
         return Err(TrainError::NoPages);
     }
-    train(m.name, entries, options, progress)
+    train(TrainJob { name: m.name, entries, options, progress })
 }
 
 /// A count of pages by the reason they were skipped, for a training report.
@@ -222,7 +231,7 @@ fn load(name: &str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError
 
 /// Reads and parses a model file for a scorer; returns the model and its identity in records
 /// (the file name without its extension).
-fn read_model<T>(
+pub fn read_model<T>(
     path: &Path,
     parse: impl FnOnce(&[u8]) -> Result<T, ModelFileError>,
 ) -> Result<(T, String), ScorerError> {

@@ -16,7 +16,7 @@ use crate::features::FeatureSet;
 use crate::methods::nb::DEFAULT_MODEL;
 use crate::methods::nb::bootstrap::{self, BootstrapError, BootstrapOptions, GroupBy, PoolPage, SourceGrouper};
 use crate::methods::nb::model::{NbModel, NbScorer};
-use crate::model_file::ModelFileError;
+use crate::methods::{ScorerError, read_model};
 use crate::scoring::Scorer;
 use crate::sources::{self, SourceEvent};
 
@@ -67,12 +67,8 @@ pub enum BootstrapRunError {
         #[source]
         source: std::io::Error,
     },
-    #[error("model `{path}`: {source}")]
-    Model {
-        path: String,
-        #[source]
-        source: ModelFileError,
-    },
+    #[error(transparent)]
+    Model(#[from] ScorerError),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error(transparent)]
@@ -111,15 +107,10 @@ impl BootstrapRun {
     /// The base model and its identity in the adapted model's header.
     fn base(&self) -> Result<(NbModel, String), BootstrapRunError> {
         match &self.model {
-            Some(p) => {
-                let bytes = std::fs::read(p).map_err(|source| BootstrapRunError::Io { path: p.clone(), source })?;
-                let m = NbModel::from_bytes(&bytes)
-                    .map_err(|source| BootstrapRunError::Model { path: p.display().to_string(), source })?;
-                Ok((m, p.display().to_string()))
-            }
+            Some(p) => Ok((read_model(p, NbModel::from_bytes)?.0, p.display().to_string())),
             None => {
                 let m = NbModel::from_bytes(DEFAULT_MODEL)
-                    .map_err(|source| BootstrapRunError::Model { path: "<built-in>".to_string(), source })?;
+                    .map_err(|source| ScorerError::Model { path: "<built-in default.nbm>".into(), source })?;
                 Ok((m, "default".to_string()))
             }
         }

@@ -15,8 +15,7 @@ pub mod scorer;
 
 use std::path::Path;
 
-use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, required};
-use crate::dataset::ManifestEntry;
+use super::{ScorerError, TrainError, TrainJob, Trained, read_model, required};
 use crate::scoring::Scorer;
 use learn::BlockModel;
 use scorer::{BlockOutput, BlockScorer};
@@ -43,12 +42,9 @@ pub(super) fn load(name: &'static str, model: Option<&Path>) -> Result<Box<dyn S
 }
 
 /// Fits a block labeller (`pipeline train --learner crf|memm|maxent`, §4).
-pub(super) fn train(
-    name: &'static str,
-    entries: &[ManifestEntry],
-    o: &TrainOptions,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<Trained, TrainError> {
+pub(super) fn train(job: TrainJob<'_>) -> Result<Trained, TrainError> {
+    let (entries, o, progress) = (job.entries, job.options, job.progress);
+    let name = job.name;
     let options = learn::BlockTrainOptions { learner: name.to_string(), ..o.blocks.clone() };
     if options.sigma.is_nan() || options.sigma <= 0.0 {
         return Err(TrainError::Options("sigma must be positive".to_string()));

@@ -11,8 +11,7 @@ pub mod units;
 
 use std::path::Path;
 
-use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, required};
-use crate::dataset::ManifestEntry;
+use super::{ScorerError, TrainError, TrainJob, Trained, read_model, required};
 use crate::gold::LabelOptions;
 use crate::scoring::Scorer;
 use knn::{Algorithm, MblModel};
@@ -35,12 +34,9 @@ pub(super) fn load(name: &'static str, model: Option<&Path>) -> Result<Box<dyn S
 
 /// Builds the instance base or the tree (`pipeline train --learner knn|igtree`). Training
 /// pages are filtered by the default label options, whatever the other learners use.
-pub(super) fn train(
-    name: &'static str,
-    entries: &[ManifestEntry],
-    o: &TrainOptions,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<Trained, TrainError> {
+pub(super) fn train(job: TrainJob<'_>) -> Result<Trained, TrainError> {
+    let (entries, o, progress) = (job.entries, job.options, job.progress);
+    let name = job.name;
     let algorithm = if name == "igtree" { Algorithm::Igtree } else { Algorithm::Ib1 };
     let opts = knn::MblOptions { algorithm, ..o.mbl };
     if !(0.0..=1.0).contains(&opts.label_threshold) {

@@ -8,8 +8,7 @@ pub mod train;
 
 use std::path::Path;
 
-use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, skipped_list};
-use crate::dataset::ManifestEntry;
+use super::{ScorerError, TrainError, TrainJob, Trained, read_model, skipped_list};
 use crate::scoring::Scorer;
 use model::{NbModel, NbScorer};
 
@@ -33,12 +32,8 @@ pub(super) fn load(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scor
 }
 
 /// Fits the model of §5.1 (`pipeline train --learner nb`).
-pub(super) fn train(
-    _: &'static str,
-    entries: &[ManifestEntry],
-    o: &TrainOptions,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<Trained, TrainError> {
+pub(super) fn train(job: TrainJob<'_>) -> Result<Trained, TrainError> {
+    let (entries, o, progress) = (job.entries, job.options, job.progress);
     let p = o.nb;
     let bad = |what: &str| Err(TrainError::Options(what.to_string()));
     if p.alpha.is_nan() || p.alpha <= 0.0 {

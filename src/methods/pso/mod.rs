@@ -8,8 +8,7 @@ pub mod train;
 
 use std::path::Path;
 
-use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, required};
-use crate::dataset::ManifestEntry;
+use super::{ScorerError, TrainError, TrainJob, Trained, read_model, required};
 use crate::scoring::Scorer;
 use thresholds::{PsoModel, PsoScorer};
 
@@ -20,12 +19,8 @@ pub(super) fn load(name: &'static str, model: Option<&Path>) -> Result<Box<dyn S
 }
 
 /// Fits the thresholds (`pipeline train --learner pso`, §3.5).
-pub(super) fn train(
-    _: &'static str,
-    entries: &[ManifestEntry],
-    o: &TrainOptions,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<Trained, TrainError> {
+pub(super) fn train(job: TrainJob<'_>) -> Result<Trained, TrainError> {
+    let (entries, o, progress) = (job.entries, job.options, job.progress);
     let opts = train::PsoTrainOptions { threads: o.threads, ..o.pso };
     let w = &opts.swarm;
     if w.population == 0 {

@@ -8,8 +8,7 @@ pub mod train;
 
 use std::path::Path;
 
-use super::{ScorerError, TrainError, TrainOptions, Trained, read_model, required};
-use crate::dataset::ManifestEntry;
+use super::{ScorerError, TrainError, TrainJob, Trained, read_model, required};
 use crate::gold::LabelOptions;
 use crate::scoring::Scorer;
 use scorer::{SvmModel, SvmScorer};
@@ -22,12 +21,8 @@ pub(super) fn load(name: &'static str, model: Option<&Path>) -> Result<Box<dyn S
 
 /// Fits the classifier (`pipeline train --learner svm`, §III.C). Blocks are Content by the
 /// block labellers' label threshold; pages are filtered by the minimum coverage only.
-pub(super) fn train(
-    _: &'static str,
-    entries: &[ManifestEntry],
-    o: &TrainOptions,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<Trained, TrainError> {
+pub(super) fn train(job: TrainJob<'_>) -> Result<Trained, TrainError> {
+    let (entries, o, progress) = (job.entries, job.options, job.progress);
     let opts = train::SvmTrainOptions {
         label_threshold: o.blocks.label_threshold,
         label: LabelOptions { min_coverage: o.label.min_coverage, ..LabelOptions::default() },
