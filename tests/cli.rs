@@ -308,3 +308,29 @@ fn the_crawl_pipeline_takes_the_extraction_flags_over_its_config_file() {
     let o = pipeline(&["--warc", warc, "--out", &out("d"), "--extra-span-min", "inf"]);
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `extract --url` gives a single page what a crawl gives it: the date in the URL's path and
+/// canonical links resolved against the URL.
+#[test]
+fn extract_takes_the_pages_url_as_a_crawl_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = format!(
+        "<html><head><link rel=canonical href=\"/news/ferry\"></head><body>{}</body></html>",
+        article("The council approved the ferry timetable after a long debate on Tuesday evening.")
+    );
+    let p = write(dir.path(), "page.html", html.as_bytes());
+    let out = pipeline(&["extract", "--json", "--url", "https://harbour.test/2026/11/20/ferry", &p]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["url"], "https://harbour.test/2026/11/20/ferry");
+    assert_eq!(v["metadata"]["published"], "2026-11-20");
+    assert_eq!(v["metadata"]["date_source"], "url");
+    assert_eq!(v["metadata"]["canonical_url"], "https://harbour.test/news/ferry");
+    // Without it, the page alone has no date.
+    let out = pipeline(&["extract", "--json", &p]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["metadata"]["published"].is_null(), "{v}");
+    // One URL names one page.
+    let out = pipeline(&["extract", "--url", "https://harbour.test/a", &p, &p]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

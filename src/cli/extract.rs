@@ -31,6 +31,10 @@ pub struct ExtractArgs {
     /// Write `<id>.txt` per manifest page into this folder.
     #[arg(long)]
     out_dir: Option<PathBuf>,
+    /// The page's URL (one page only), as a crawl passes it: dates in its path count, and
+    /// relative canonical URLs resolve against it.
+    #[arg(long, conflicts_with = "manifest")]
+    url: Option<String>,
     #[command(flatten)]
     extractor: ExtractorArgs,
 }
@@ -38,6 +42,9 @@ pub struct ExtractArgs {
 pub fn exec(args: ExtractArgs) -> anyhow::Result<Outcome> {
     let (scorer, options) = args.extractor.build()?;
     let extractor = Extractor::new(scorer.as_ref(), options);
+    if args.url.is_some() && args.pages.len() != 1 {
+        anyhow::bail!("--url names one page: give exactly one page with it");
+    }
     if !args.manifest.is_empty() {
         return extract_manifest(&args, &extractor);
     }
@@ -57,10 +64,14 @@ pub fn exec(args: ExtractArgs) -> anyhow::Result<Outcome> {
             bytes.map_err(|e| e.to_string()).and_then(|b| extractor.extract(&b, None).map_err(|e| e.to_string()));
         match result {
             Ok(x) if args.json => {
-                // A file has no URL: dates come from the page alone.
-                let (meta, best_title) = x.article_meta(Default::default()).unwrap_or_default();
+                // Without --url a file has no URL: dates come from the page alone.
+                let cx = article_pipeline::metadata::Context {
+                    url: args.url.as_deref().unwrap_or(""),
+                    ..Default::default()
+                };
+                let (meta, best_title) = x.article_meta(cx).unwrap_or_default();
                 let v = json!({
-                    "path": name, "title": best_title.or_else(|| x.title.clone()), "html_title": x.title,
+                    "path": name, "url": args.url, "title": best_title.or_else(|| x.title.clone()), "html_title": x.title,
                     "text": x.text, "span": x.span, "byte_span": x.byte_span,
                     "score": x.score, "tokens": x.tokens, "encoding": x.encoding, "scorer": x.scorer,
                     "model": scorer.model_id(), "structure": x.structure, "metadata": meta,

@@ -571,15 +571,26 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
             .canonical
             .clone()
             .or_else(|| sig.meta(&["og:url"]).map(str::to_string))
-            .or_else(|| j.url.clone()),
+            .or_else(|| j.url.clone())
+            .map(|u| absolute(&u, cx.url)),
         image: sig
             .meta(&["og:image", "og:image:url", "twitter:image", "twitter:image:src"])
             .map(str::to_string)
-            .or_else(|| j.image.clone()),
+            .or_else(|| j.image.clone())
+            .map(|u| absolute(&u, cx.url)),
         categories,
         keywords,
     };
     (meta, title)
+}
+
+/// `link` resolved against the page's URL (`/news/a` on `https://x.test/b` is
+/// `https://x.test/news/a`); as written when the page has no URL or either does not parse.
+fn absolute(link: &str, page_url: &str) -> String {
+    match url::Url::parse(page_url).and_then(|base| base.join(link.trim())) {
+        Ok(u) => u.to_string(),
+        Err(_) => link.to_string(),
+    }
 }
 
 /// Whole days between two dates.
