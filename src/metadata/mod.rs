@@ -42,7 +42,8 @@ pub struct ArticleMeta {
     /// Last modification date, ISO 8601.
     pub modified: Option<String>,
     /// Where `published` came from: `json-ld`, `meta`, `time`, `url`, `text`, `attribute` (an
-    /// ISO date in an element's attribute) or `feed`.
+    /// ISO date in an element's attribute), `feed`, or `last-modified` (the HTTP header, when
+    /// the page itself gives no date).
     pub date_source: Option<String>,
     /// Language of the text, ISO 639-1 (the declared language for short texts).
     pub lang: Option<String>,
@@ -419,6 +420,9 @@ pub struct Context<'a> {
     /// When the page was fetched (RFC 3339): no date after it is taken.
     pub fetched_at: Option<&'a str>,
     pub feed: Option<&'a FeedItem>,
+    /// The response's `Last-Modified` header: when the page says nothing, the server's date
+    /// of its last change is the best left (source `last-modified`).
+    pub last_modified: Option<&'a str>,
 }
 
 const PUBLISHED_META: &[&str] = &[
@@ -475,7 +479,7 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
     let first_ok = |v: &[dates::Date]| v.iter().copied().find(|d| d.not_after(&latest));
     // A date in the path of the page's main image (`/files/2016/05/04/…`), as the URL's.
     let image_url = sig.meta(&["og:image", "twitter:image"]).and_then(dates::from_url);
-    let candidates: [(Option<dates::Date>, &str); 11] = [
+    let candidates: [(Option<dates::Date>, &str); 12] = [
         (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
         (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
         (ok(time_marked.or(sig.times.first().map(|(v, _)| v.as_str())).and_then(dates::parse)), "time"),
@@ -487,6 +491,7 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
         (first_ok(&sig.attr_dates), "attribute"),
         (ok(image_url), "url"),
         (first_ok(&sig.page_dates), "text"),
+        (ok(cx.last_modified.and_then(dates::parse)), "last-modified"),
     ];
     let (mut published, mut date_source) =
         candidates.iter().find_map(|(d, s)| d.map(|d| (Some(d), Some(s.to_string())))).unwrap_or((None, None));

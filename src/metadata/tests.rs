@@ -225,3 +225,21 @@ proptest::proptest! {
         let _ = dates::from_url(&text);
     }
 }
+
+#[test]
+fn the_last_modified_header_is_the_last_resort() {
+    let html = "<html><body><h1>Opening hours</h1><p>Open every day.</p></body></html>";
+    let cx = Context {
+        url: "https://shop.test/hours",
+        fetched_at: Some("2026-11-24T12:00:00Z"),
+        last_modified: Some("Wed, 21 Oct 2015 07:28:00 GMT"),
+        ..Context::default()
+    };
+    let (m, _) = resolve(&signals(html), &cx);
+    assert_eq!(m.published.as_deref().map(|d| &d[..10]), Some("2015-10-21"));
+    assert_eq!(m.date_source.as_deref(), Some("last-modified"));
+    // Any date of the page's own comes first.
+    let dated = "<html><body><h1>Opening hours</h1><p>Updated 3 March 2020.</p></body></html>";
+    let (m, _) = resolve(&signals(dated), &cx);
+    assert_eq!(m.published.as_deref().map(|d| &d[..10]), Some("2020-03-03"));
+}

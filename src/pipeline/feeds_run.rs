@@ -853,6 +853,7 @@ impl Crawl {
     fn page(&self, url: &str, feed: &str, mut f: Fetched, item: Option<crate::metadata::FeedItem>) -> SourceEvent {
         let content_type = f.header("content-type").map(str::to_string);
         let content_language = f.header("content-language").map(str::to_string);
+        let last_modified = f.header("last-modified").map(str::to_string);
         // Archived above; the raw body is not needed any more.
         let raw = std::mem::take(&mut f.body);
         let body = match http::decode_content(raw, f.header("content-encoding"), self.config.max_body_bytes as usize) {
@@ -873,6 +874,7 @@ impl Crawl {
             content_type,
             body,
             content_language,
+            last_modified,
             feed_item: item,
         }))
     }

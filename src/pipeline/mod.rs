@@ -530,6 +530,7 @@ pub fn page_record(
         content_language: page.content_language.as_deref(),
         fetched_at: page.fetched_at.as_deref(),
         feed: page.feed_item.as_ref(),
+        last_modified: page.last_modified.as_deref(),
         ..Default::default()
     };
     let (article, best_title) = x.article_meta(cx).unwrap_or_default();

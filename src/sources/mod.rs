@@ -44,6 +44,8 @@ pub struct Page {
     pub body: Vec<u8>,
     /// The response's `Content-Language`, if any.
     pub content_language: Option<String>,
+    /// The response's `Last-Modified`, if any: the publication date of last resort.
+    pub last_modified: Option<String>,
     /// The feed item that linked the page (feeds mode).
     pub feed_item: Option<crate::metadata::FeedItem>,
 }
@@ -150,6 +152,7 @@ pub fn response_event(file: &str, rec: WarcRecord) -> SourceEvent {
     }
     let content_type = response.head.header("content-type").map(str::to_string);
     let content_language = response.head.header("content-language").map(str::to_string);
+    let last_modified = response.head.header("last-modified").map(str::to_string);
     if !http::is_html(content_type.as_deref(), &response.body) {
         return SourceEvent::Skipped { reason: "not_html" };
     }
@@ -164,6 +167,7 @@ pub fn response_event(file: &str, rec: WarcRecord) -> SourceEvent {
         content_type,
         body: response.body,
         content_language,
+        last_modified,
         feed_item: None,
     }))
 }
