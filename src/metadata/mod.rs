@@ -71,6 +71,10 @@ pub struct Signals {
     pub html_lang: Option<String>,
     pub h1: Option<String>,
     pub author_links: Vec<String>,
+    /// Names read from the start of elements whose class or id says byline or author.
+    pub bylines: Vec<String>,
+    /// Names of a "By Ann Lee and Bo Chan" line just after the headline.
+    pub by_line: Vec<String>,
     /// A date written in the page text around the headline (or the article's start).
     pub text_date: Option<dates::Date>,
     /// The first dates anywhere in the page (up to [`MAX_PAGE_DATES`]), looked for only when
@@ -101,13 +105,25 @@ static DATE_CLASS: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| 
 static PUBLISH_CLASS: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("publish"));
 static AUTHOR: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("author"));
+static BYLINE: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("byline"));
+static COMMENT: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("comment"));
+/// A line opening with "By" (or its German, French, Spanish, Dutch form) and names of two to
+/// four capitalised words, joined by commas, `and`, `und`, `&`, `et`, `y`, `en`.
+static BY_NAMES: LazyLock<regex::Regex> = LazyLock::new(|| {
+    let name = r"\p{Lu}[\p{L}'.\-]+(?:\s+\p{Lu}[\p{L}'.\-]+){1,3}";
+    regex::Regex::new(&format!(
+        r"(?:^|[^\p{{L}}])(?:By|BY|Von|Par|Por|Door)\s+({name}(?:\s*(?:,|and|und|&|et|y|en)\s*{name})*)"
+    ))
+    .expect("valid regex")
+});
 static ATTR_VALUE: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("=\""));
 static ATTR_VALUE_SQ: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("='"));
 
 /// Builds the searchers and date patterns now rather than on the first page, so the first
 /// page's extraction does not pay for compiling them (about 15 ms, mostly the date regexes).
 pub fn warm_up() {
-    for f in [&ITEMPROP, &LD_JSON, &DATE_CLASS, &PUBLISH_CLASS, &AUTHOR, &ATTR_VALUE, &ATTR_VALUE_SQ] {
+    for f in [&ITEMPROP, &LD_JSON, &DATE_CLASS, &PUBLISH_CLASS, &AUTHOR, &BYLINE, &COMMENT, &ATTR_VALUE, &ATTR_VALUE_SQ]
+    {
         LazyLock::force(f);
     }
     dates::warm_up();
@@ -126,6 +142,8 @@ pub struct Collector {
     author_open: Option<u32>,
     /// Ends of start tags whose class or id names a date.
     date_elements: Vec<u32>,
+    /// Ends of start tags whose class or id names a byline or an author (not `rel=author`).
+    byline_elements: Vec<u32>,
     /// Start tags with an attribute value that starts as an ISO date (`="2020-`).
     attr_date_tags: Vec<(u32, u32)>,
 }
@@ -176,6 +194,16 @@ impl Collector {
             && (raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"class")) || raw.windows(3).any(|w| w == b"id="))
         {
             self.date_elements.push(t.end);
+        }
+        if self.byline_elements.len() < 4
+            && !matches!(t.tag, tags::META | tags::LINK | tags::SCRIPT | tags::A)
+            && (BYLINE.find(raw).is_some() || AUTHOR.find(raw).is_some())
+            // A comment's author, or the name field of the comment form, is not the article's.
+            && COMMENT.find(raw).is_none()
+            && !raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"input") || w.eq_ignore_ascii_case(b"label"))
+            && (raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"class")) || raw.windows(3).any(|w| w == b"id="))
+        {
+            self.byline_elements.push(t.end);
         }
         if self.attr_date_tags.len() < MAX_ATTR_DATE_TAGS
             && !matches!(t.tag, tags::META | tags::TIME | tags::SCRIPT | tags::LINK)
@@ -278,11 +306,26 @@ impl Collector {
             let after = &page[boundary(h1_end as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)];
             let before =
                 &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
-            sig.text_date =
-                dates::find_in_text(&strip_tags(after)).or_else(|| dates::find_in_text(&strip_tags(before)));
+            let after = strip_tags(after);
+            sig.text_date = dates::find_in_text(&after).or_else(|| dates::find_in_text(&strip_tags(before)));
+            let head = &after[..boundary_in(&after, BY_LINE_CHARS)];
+            if let Some(c) = BY_NAMES.captures(head) {
+                sig.by_line = byline_names(&c[1]);
+            }
         } else if let Some(from) = text_from {
             sig.text_date = dates::find_in_text(&strip_tags(&page[boundary(from)..boundary(from + TEXT_DATE_WINDOW)]));
         }
+        sig.bylines = self
+            .byline_elements
+            .iter()
+            .flat_map(|&e| {
+                let text = strip_tags(&page[boundary(e as usize)..boundary(e as usize + 300)]);
+                let line = text.trim_start();
+                let line = &line[..boundary_in(line, 80)];
+                byline_names(line)
+            })
+            .take(8)
+            .collect();
         sig.class_date = self
             .date_elements
             .iter()
@@ -522,6 +565,10 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
         a.iter().flat_map(|v| split_names(v)).collect()
     } else if !sig.author_links.is_empty() {
         sig.author_links.iter().flat_map(|v| split_names(v)).collect()
+    } else if !sig.bylines.is_empty() {
+        sig.bylines.clone()
+    } else if !sig.by_line.is_empty() {
+        sig.by_line.clone()
     } else {
         cx.feed.map(|f| f.authors.clone()).unwrap_or_default()
     };
@@ -619,6 +666,109 @@ fn split_list(v: Option<&str>) -> Vec<String> {
 }
 
 /// "By Ann Lee and Bo Chan" → ["Ann Lee", "Bo Chan"].
+/// Words of a job title or a desk, not of a name ("Ann Lee, Staff Writer").
+const JOB_WORDS: &[&str] = &[
+    "Staff",
+    "Writer",
+    "Reporter",
+    "Editor",
+    "Correspondent",
+    "Contributor",
+    "Photographer",
+    "Senior",
+    "Chief",
+    "Desk",
+    "News",
+    "Redaktion",
+    "Redakteur",
+    "Redakteurin",
+    "Autor",
+    "Autorin",
+    "Author",
+    "Press",
+    "Team",
+    "Email",
+    "E-Mail",
+    "Mail",
+    "URL",
+    "Name",
+    "Adresse",
+    "Website",
+    "Photo",
+    "Foto",
+    "Tags",
+    "Marketing",
+];
+
+/// Weekdays, which follow a name in many bylines ("Ann Lee Thursday").
+const WEEKDAYS: &[&str] = &[
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+    "Montag",
+    "Dienstag",
+    "Mittwoch",
+    "Donnerstag",
+    "Freitag",
+    "Samstag",
+    "Sonntag",
+];
+
+/// Characters of text after the headline searched for a "By …" line.
+const BY_LINE_CHARS: usize = 400;
+
+/// The largest char boundary of `s` at or before `i`.
+fn boundary_in(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The names at the start of a byline element's text ("By Ann Lee, Staff Writer | 3 May"):
+/// the part before a date, a job title after a dash or a pipe, split into names; only names
+/// of two to five capitalised words count.
+fn byline_names(line: &str) -> Vec<String> {
+    // A label before the names ("Von: Ann Lee", "Auteur : Bo Chan") goes; one after them
+    // ("Tags:") ends them.
+    let line = match line.split_once(':') {
+        Some((label, rest)) if label.split_whitespace().count() <= 2 && !rest.trim().is_empty() => rest,
+        _ => line,
+    };
+    let line = line.split(':').next().unwrap_or("");
+    let line = line
+        .split([' ', '\u{a0}'])
+        .take_while(|w| !w.chars().any(|c| c.is_ascii_digit()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = line.split(['|', '–', '—', '•']).next().unwrap_or("").split(" - ").next().unwrap_or("");
+    split_names(line)
+        .into_iter()
+        // Text runs on from the next element ("Bo Chan By Tuesday …"): a name ends at an opener.
+        .map(|n| {
+            n.split_whitespace()
+                .take_while(|w| !matches!(*w, "By" | "BY" | "Von" | "Par" | "Por" | "Door"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|n| {
+            let words: Vec<&str> = n.split_whitespace().collect();
+            (2..=5).contains(&words.len())
+                && words.iter().all(|w| w.chars().next().is_some_and(char::is_uppercase))
+                && !words.iter().any(|w| {
+                    let w = w.trim_matches(|c: char| !c.is_alphabetic());
+                    JOB_WORDS.contains(&w) || dates::month_of(w).is_some() || WEEKDAYS.contains(&w)
+                })
+                && words.iter().all(|w| w.chars().any(char::is_alphabetic) && !w.contains("..") && !w.contains('/'))
+        })
+        .collect()
+}
+
 fn split_names(v: &str) -> Vec<String> {
     let v = v.trim();
     let v = ["By ", "by ", "BY ", "Von ", "von ", "Par ", "par ", "Por ", "por "]

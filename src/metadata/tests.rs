@@ -243,3 +243,24 @@ fn the_last_modified_header_is_the_last_resort() {
     let (m, _) = resolve(&signals(dated), &cx);
     assert_eq!(m.published.as_deref().map(|d| &d[..10]), Some("2020-03-03"));
 }
+
+#[test]
+fn bylines_by_class_and_by_lines_after_the_headline_give_clean_names() {
+    let html = r#"<html><body><h1>Ferry timetable approved</h1>
+        <div class="article-byline">By Ann Lee, Staff Writer | 3 May 2024</div><p>Text.</p></body></html>"#;
+    let (m, _) = meta_of(html, "https://harbour.test/ferry");
+    assert_eq!(m.authors, ["Ann Lee"]);
+    let html = r#"<html><body><h1>Ferry timetable approved</h1><p><em>By Ann Lee and Bo Chan</em></p>
+        <p>By Tuesday the council had voted.</p></body></html>"#;
+    let (m, _) = meta_of(html, "https://harbour.test/ferry");
+    assert_eq!(m.authors, ["Ann Lee", "Bo Chan"]);
+    // "By Tuesday the council" is no byline: one capitalised word is no name.
+    let html = "<html><body><h1>Ferry</h1><p>By Tuesday the council had voted.</p></body></html>";
+    let (m, _) = meta_of(html, "https://harbour.test/ferry");
+    assert!(m.authors.is_empty(), "{:?}", m.authors);
+    // Structured authors still come first.
+    let html = r#"<html><head><meta name="author" content="Meta Author"></head><body><h1>F</h1>
+        <div class="byline">By Ann Lee</div></body></html>"#;
+    let (m, _) = meta_of(html, "https://harbour.test/ferry");
+    assert_eq!(m.authors, ["Meta Author"]);
+}
