@@ -63,7 +63,6 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     anyhow::ensure!(!dev.is_empty(), "no dev pages in --dev");
     let threads = args.extractor.threads;
     let train = fit::collect(&extractor, &train, threads)?;
-    let n_cands: usize = train.iter().map(|p| p.features.len()).sum();
     let boost = fit::BoostOptions {
         rounds: args.rounds,
         depth: args.depth,
@@ -79,7 +78,6 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     };
     let sources: Vec<String> = args.train.iter().chain(&args.train_all).map(name).collect();
     let chooser = fit::fit(&train, &boost, &sources.join(" + "));
-    let _ = n_cands;
     let json = serde_json::to_string(&chooser)?;
     std::fs::write(&args.out, format!("{json}\n")).with_context(|| format!("cannot write `{}`", args.out.display()))?;
     eprintln!("chooser: {} -> {}", chooser.trained_on, args.out.display());

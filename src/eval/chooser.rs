@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::metrics::{PageMetrics, aggregate, score_page};
 use crate::dataset::ManifestEntry;
 use crate::extract::Extractor;
-use crate::extract::candidates::{Candidate, FEATURE_NAMES, N_FEATURES};
+use crate::extract::candidates::{FEATURE_NAMES, N_FEATURES};
 use crate::extract::chooser::{self, Chooser, Node};
 
 /// One page's candidates: features and metrics, the current choice first.
@@ -171,8 +171,7 @@ fn grow(
             }
         }
     }
-    let Some((gain, f, t)) = best.filter(|b| b.0 > 1e-12) else { return at };
-    let _ = gain;
+    let Some((_, f, t)) = best.filter(|b| b.0 > 1e-12) else { return at };
     let (l, r): (Vec<usize>, Vec<usize>) = idx.into_iter().partition(|&i| rows[i][f] <= t);
     let left = grow(rows, resid, thresholds, l, o, depth + 1, tree);
     let right = grow(rows, resid, thresholds, r, o, depth + 1, tree);
@@ -193,10 +192,7 @@ pub fn scores(pages: &[PageCandidates], chooser: Option<(&Chooser, f64)>) -> BTr
 
 /// The candidate `chooser` takes on a page (0, the current choice, without one).
 fn chosen(p: &PageCandidates, chooser: Option<(&Chooser, f64)>) -> usize {
-    let Some((c, margin)) = chooser else { return 0 };
-    let cands: Vec<Candidate> =
-        p.features.iter().map(|f| Candidate { start: 0, end: 0, value: 0.0, features: *f }).collect();
-    c.choose(&cands, margin).unwrap_or(0)
+    chooser.and_then(|(c, margin)| c.choose(&p.features, margin)).unwrap_or(0)
 }
 
 /// Pooled shingle F1 per dataset of the oracle: each page's best candidate.

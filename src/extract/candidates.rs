@@ -53,14 +53,11 @@ const POSITIVE_NAMES: &[&str] = &["article", "content", "story", "post", "entry"
 
 /// Does a start tag's id or class name an article container?
 fn positive(raw_tag: &str) -> bool {
-    let lower = raw_tag.to_ascii_lowercase();
-    ["class=", "id="].iter().any(|attr| {
-        lower.match_indices(attr).any(|(i, _)| {
-            let rest = lower[i + attr.len()..].trim_start_matches(['"', '\'']);
-            let value = rest.split(['"', '\'', '>']).next().unwrap_or("");
-            POSITIVE_NAMES.iter().any(|n| value.contains(n))
-        })
-    })
+    let tag = raw_tag.as_bytes();
+    [text::attr_value(tag, b"class"), text::attr_value(tag, b"id")]
+        .into_iter()
+        .flatten()
+        .any(|v| POSITIVE_NAMES.iter().any(|n| text::contains_ignore_case(v, n.as_bytes())))
 }
 
 /// A candidate span (tokens `start..=end`) and its features.

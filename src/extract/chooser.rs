@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::candidates::{Candidate, FEATURE_NAMES, N_FEATURES};
+use super::candidates::{FEATURE_NAMES, N_FEATURES};
 
 /// One node of a regression tree: a split (`feature`, `threshold`; values ≤ it go `left`) or,
 /// when `feature` is `None`, a leaf of value `value`.
@@ -53,6 +53,8 @@ pub enum ChooserError {
     Features { found: Vec<String>, expected: Vec<&'static str> },
     #[error("chooser: tree {0} is malformed (a child out of range or pointing back, or a value not finite)")]
     Tree(usize),
+    #[error("chooser: the base gain must be finite")]
+    Base,
 }
 
 impl Chooser {
@@ -80,7 +82,7 @@ impl Chooser {
             }
         }
         if !c.base.is_finite() {
-            return Err(ChooserError::Tree(usize::MAX));
+            return Err(ChooserError::Base);
         }
         Ok(c)
     }
@@ -92,15 +94,14 @@ impl Chooser {
         self.base + self.trees.iter().map(|t| leaf(t, &d)).sum::<f64>()
     }
 
-    /// The candidate to take instead of the current one (`cands[0]`): the best predicted, when
-    /// its predicted gain is more than `margin`.
-    pub fn choose(&self, cands: &[Candidate], margin: f64) -> Option<usize> {
-        let current = &cands.first()?.features;
-        let (i, gain) = cands
-            .iter()
+    /// The candidate to take instead of the current one (the first of `features`, one vector
+    /// per candidate): the best predicted, when its predicted gain is more than `margin`.
+    pub fn choose<'a>(&self, features: impl IntoIterator<Item = &'a [f64; N_FEATURES]>, margin: f64) -> Option<usize> {
+        let mut features = features.into_iter();
+        let current = features.next()?;
+        let (i, gain) = features
             .enumerate()
-            .skip(1)
-            .map(|(i, c)| (i, self.gain(current, &c.features)))
+            .map(|(i, f)| (i + 1, self.gain(current, f)))
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))?;
         (gain > margin).then_some(i)
     }

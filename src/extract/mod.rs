@@ -469,7 +469,9 @@ impl PageExtraction<'_> {
             && (chooser.is_some() || collect.is_some())
         {
             let cands = candidates::candidates(page, tokens, scores, segs, b, sink.h1);
-            if let Some(i) = chooser.and_then(|c| c.choose(&cands, self.options.chooser_margin)) {
+            if let Some(i) =
+                chooser.and_then(|c| c.choose(cands.iter().map(|c| &c.features), self.options.chooser_margin))
+            {
                 let c = &cands[i];
                 best = Some(Segment { start: c.start, end: c.end, value: c.value });
             }

@@ -163,7 +163,7 @@ const BOILERPLATE_NAMES: &[&str] = &[
 
 /// The value of attribute `name` (lower-case ASCII) in a raw start tag, if present; no
 /// allocation, as it runs on every start tag.
-fn attr_value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+pub(super) fn attr_value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     let (lo, up) = (name[0].to_ascii_lowercase(), name[0].to_ascii_uppercase());
     let mut i = 1;
     while i + name.len() < tag.len() {
@@ -204,7 +204,7 @@ fn attr_value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     None
 }
 
-fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+pub(super) fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
     hay.len() >= needle.len() && hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 

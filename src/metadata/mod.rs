@@ -148,6 +148,13 @@ pub struct Collector {
     attr_date_tags: Vec<(u32, u32)>,
 }
 
+/// Does a start tag have a `class` or an `id` (where a searched word names the element, not
+/// its text or a link)?
+#[inline]
+fn names_class_or_id(raw: &[u8]) -> bool {
+    raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"class")) || raw.windows(3).any(|w| w == b"id=")
+}
+
 /// Does a start tag hold an attribute value starting with an ISO year and a dash (`="2020-`,
 /// `='1999-`)? A SIMD search for `="` / `='` and a look at the six bytes after.
 #[inline]
@@ -191,7 +198,7 @@ impl Collector {
         if self.date_elements.len() < 8
             && t.tag != tags::META
             && (DATE_CLASS.find(raw).is_some() || PUBLISH_CLASS.find(raw).is_some())
-            && (raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"class")) || raw.windows(3).any(|w| w == b"id="))
+            && names_class_or_id(raw)
         {
             self.date_elements.push(t.end);
         }
@@ -201,7 +208,7 @@ impl Collector {
             // A comment's author, or the name field of the comment form, is not the article's.
             && COMMENT.find(raw).is_none()
             && !raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"input") || w.eq_ignore_ascii_case(b"label"))
-            && (raw.windows(5).any(|w| w.eq_ignore_ascii_case(b"class")) || raw.windows(3).any(|w| w == b"id="))
+            && names_class_or_id(raw)
         {
             self.byline_elements.push(t.end);
         }
@@ -294,13 +301,7 @@ impl Collector {
             .map(|&s| clean_text(span(s)))
             .filter(|t| !t.is_empty() && t.split_whitespace().count() <= 5)
             .collect();
-        let boundary = |mut i: usize| {
-            i = i.min(page.len());
-            while !page.is_char_boundary(i) {
-                i -= 1;
-            }
-            i
-        };
+        let boundary = |i: usize| page.floor_char_boundary(i);
         if let Some((h1_start, h1_end)) = self.h1 {
             // After the headline first (bylines), then just before it (kickers, date lines).
             let after = &page[boundary(h1_end as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)];
@@ -308,7 +309,7 @@ impl Collector {
                 &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
             let after = strip_tags(after);
             sig.text_date = dates::find_in_text(&after).or_else(|| dates::find_in_text(&strip_tags(before)));
-            let head = &after[..boundary_in(&after, BY_LINE_CHARS)];
+            let head = &after[..after.floor_char_boundary(BY_LINE_CHARS)];
             if let Some(c) = BY_NAMES.captures(head) {
                 sig.by_line = byline_names(&c[1]);
             }
@@ -321,7 +322,7 @@ impl Collector {
             .flat_map(|&e| {
                 let text = strip_tags(&page[boundary(e as usize)..boundary(e as usize + 300)]);
                 let line = text.trim_start();
-                let line = &line[..boundary_in(line, 80)];
+                let line = &line[..line.floor_char_boundary(80)];
                 byline_names(line)
             })
             .take(8)
@@ -552,6 +553,8 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
         .or_else(|| ok(cx.feed.and_then(|f| f.updated.as_deref()).and_then(dates::parse)))
         .map(|d| d.iso());
 
+    // The page's URL, to resolve relative canonical and image links.
+    let base = url::Url::parse(cx.url).ok();
     let site_name = sig
         .meta(&["og:site_name", "application-name", "al:android:app_name"])
         .map(str::to_string)
@@ -624,12 +627,12 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
             .clone()
             .or_else(|| sig.meta(&["og:url"]).map(str::to_string))
             .or_else(|| j.url.clone())
-            .map(|u| absolute(&u, cx.url)),
+            .map(|u| absolute(&u, base.as_ref())),
         image: sig
             .meta(&["og:image", "og:image:url", "twitter:image", "twitter:image:src"])
             .map(str::to_string)
             .or_else(|| j.image.clone())
-            .map(|u| absolute(&u, cx.url)),
+            .map(|u| absolute(&u, base.as_ref())),
         categories,
         keywords,
     };
@@ -637,11 +640,11 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
 }
 
 /// `link` resolved against the page's URL (`/news/a` on `https://x.test/b` is
-/// `https://x.test/news/a`); as written when the page has no URL or either does not parse.
-fn absolute(link: &str, page_url: &str) -> String {
-    match url::Url::parse(page_url).and_then(|base| base.join(link.trim())) {
-        Ok(u) => u.to_string(),
-        Err(_) => link.to_string(),
+/// `https://x.test/news/a`); as written when the page has no URL or the link does not parse.
+fn absolute(link: &str, base: Option<&url::Url>) -> String {
+    match base.map(|b| b.join(link.trim())) {
+        Some(Ok(u)) => u.to_string(),
+        _ => link.to_string(),
     }
 }
 
@@ -720,15 +723,6 @@ const WEEKDAYS: &[&str] = &[
 
 /// Characters of text after the headline searched for a "By …" line.
 const BY_LINE_CHARS: usize = 400;
-
-/// The largest char boundary of `s` at or before `i`.
-fn boundary_in(s: &str, mut i: usize) -> usize {
-    i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
 
 /// The names at the start of a byline element's text ("By Ann Lee, Staff Writer | 3 May"):
 /// the part before a date, a job title after a dash or a pipe, split into names; only names
