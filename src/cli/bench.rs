@@ -27,6 +27,10 @@ pub struct BenchArgs {
     /// Rounds; each extracts every page once with every scorer.
     #[arg(long, default_value_t = 4)]
     rounds: usize,
+    /// Also time --scorer without reading metadata (`--no-metadata`), alternating with the
+    /// others in the same run: the cost of the metadata pass.
+    #[arg(long)]
+    metadata_cost: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -50,10 +54,17 @@ pub fn exec(args: BenchArgs) -> anyhow::Result<Outcome> {
         against.iter().map(|a| methods::build(a, None, None, None)).collect::<Result<_, _>>()?;
     let mut names = vec![args.extractor.scorer.clone()];
     names.extend(against.iter().map(|s| s.to_string()));
-    let extractors: Vec<Extractor<'_>> = std::iter::once(scorer.as_ref())
+    let mut extractors: Vec<Extractor<'_>> = std::iter::once(scorer.as_ref())
         .chain(others.iter().map(|s| s.as_ref()))
         .map(|s| Extractor::new(s, options.clone()))
         .collect();
+    if args.metadata_cost {
+        anyhow::ensure!(options.metadata, "--metadata-cost compares with --no-metadata; leave metadata on");
+        let mut without = options.clone();
+        without.metadata = false;
+        extractors.push(Extractor::new(scorer.as_ref(), without));
+        names.push(format!("{} --no-metadata", args.extractor.scorer));
+    }
     let cases: Vec<(&str, &Extractor<'_>)> = names.iter().map(String::as_str).zip(extractors.iter()).collect();
 
     let entries = dataset::read_manifests(&args.manifest, args.split.as_deref())?;

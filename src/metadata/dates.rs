@@ -143,6 +143,85 @@ const MONTHS: &[(&str, u8)] = &[
     ("maart", 3),
     ("mei", 5),
     ("augustus", 8),
+    // Swedish and Danish where they differ from the above.
+    ("maj", 5),
+    ("augusti", 8),
+    // Russian, in the genitive of written dates (`15 августа 2016`) and the nominative.
+    ("января", 1),
+    ("февраля", 2),
+    ("марта", 3),
+    ("апреля", 4),
+    ("мая", 5),
+    ("июня", 6),
+    ("июля", 7),
+    ("августа", 8),
+    ("сентября", 9),
+    ("октября", 10),
+    ("ноября", 11),
+    ("декабря", 12),
+    ("январь", 1),
+    ("февраль", 2),
+    ("март", 3),
+    ("апрель", 4),
+    ("май", 5),
+    ("июнь", 6),
+    ("июль", 7),
+    ("август", 8),
+    ("сентябрь", 9),
+    ("октябрь", 10),
+    ("ноябрь", 11),
+    ("декабрь", 12),
+    // Ukrainian, genitive.
+    ("січня", 1),
+    ("лютого", 2),
+    ("березня", 3),
+    ("квітня", 4),
+    ("травня", 5),
+    ("червня", 6),
+    ("липня", 7),
+    ("серпня", 8),
+    ("вересня", 9),
+    ("жовтня", 10),
+    ("листопада", 11),
+    ("грудня", 12),
+    // Polish, genitive.
+    ("stycznia", 1),
+    ("lutego", 2),
+    ("marca", 3),
+    ("kwietnia", 4),
+    ("maja", 5),
+    ("czerwca", 6),
+    ("lipca", 7),
+    ("sierpnia", 8),
+    ("września", 9),
+    ("października", 10),
+    ("listopada", 11),
+    ("grudnia", 12),
+    // Czech, genitive.
+    ("ledna", 1),
+    ("února", 2),
+    ("března", 3),
+    ("dubna", 4),
+    ("května", 5),
+    ("června", 6),
+    ("července", 7),
+    ("srpna", 8),
+    ("září", 9),
+    ("října", 10),
+    ("listopadu", 11),
+    ("prosince", 12),
+    // Turkish.
+    ("ocak", 1),
+    ("şubat", 2),
+    ("nisan", 4),
+    ("mayıs", 5),
+    ("haziran", 6),
+    ("temmuz", 7),
+    ("ağustos", 8),
+    ("eylül", 9),
+    ("ekim", 10),
+    ("kasım", 11),
+    ("aralık", 12),
 ];
 
 /// The month a word names: a full name, or an abbreviation of at least three letters
@@ -174,13 +253,13 @@ static NUMERIC_YMD: LazyLock<Regex> =
 
 static WRITTEN_DMY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)(?-u:\b)(\d{1,2})(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?(\p{L}{3,10})\.?,?\s+(?:de\s+)?(\d{4})(?-u:\b)",
+        r"(?i)(?-u:\b)(\d{1,2})(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?(\p{L}{3,12})\.?,?\s+(?:de\s+)?(\d{4})(?-u:\b)",
     )
     .expect("valid regex")
 });
 
 static WRITTEN_MDY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?-u:\b)(\p{L}{3,10})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})(?-u:\b)").expect("valid regex")
+    Regex::new(r"(?i)(?-u:\b)(\p{L}{3,12})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})(?-u:\b)").expect("valid regex")
 });
 
 static URL_DATE: LazyLock<Regex> = LazyLock::new(|| {
@@ -295,6 +374,34 @@ pub fn find_all_in_text(text: &str, max: usize) -> Vec<Date> {
     found.into_iter().map(|(_, d)| d).take(max).collect()
 }
 
+/// `24.11.26`: day, month and a two-digit year between dots, each of two digits, the one form
+/// with a short year that is not ambiguous (slashes could be month first, `26-11-24` year
+/// first, and `1.2.19` is as often a version).
+static DOTTED_SHORT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?-u:\b)(\d{2})\.(\d{2})\.(\d{2})(?-u:\b)").expect("valid regex"));
+
+/// The first `DD.MM.YY` date in `text` (see [`DOTTED_SHORT`]), for the short texts a date
+/// line is expected in (an element whose class names a date, the lines around the headline),
+/// never the page-wide search, where such triples are mostly versions and scores. Years
+/// 00–68 are 2000–2068 and 69–99 are 1969–1999, the POSIX `%y` rule; a number run on by
+/// another `.digit` or preceded by `digit.` (`1.2.3.45`, `10.11.12.13`) is no date.
+pub fn find_short_year(text: &str) -> Option<Date> {
+    let b = text.as_bytes();
+    DOTTED_SHORT.captures_iter(text).find_map(|c| {
+        let m = c.get(0)?;
+        let before = &b[..m.start()];
+        if before.len() >= 2 && before[before.len() - 1] == b'.' && before[before.len() - 2].is_ascii_digit() {
+            return None;
+        }
+        if b.get(m.end()) == Some(&b'.') && b.get(m.end() + 1).is_some_and(u8::is_ascii_digit) {
+            return None;
+        }
+        let yy: u16 = c[3].parse().ok()?;
+        let year = if yy <= 68 { 2000 + yy } else { 1900 + yy };
+        Date::new(year, c[2].parse().ok()?, c[1].parse().ok()?)
+    })
+}
+
 /// Reads a date from a match of one of the [`TEXT_FORMS`].
 type ReadDate = fn(&regex::Captures<'_>) -> Option<Date>;
 
@@ -385,7 +492,17 @@ static ISO_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Compiles every pattern (see [`super::warm_up`]).
 pub(crate) fn warm_up() {
-    for re in [&ISO, &NUMERIC, &NUMERIC_YMD, &WRITTEN_DMY, &WRITTEN_MDY, &URL_DATE, &URL_DATE_SHORT, &ISO_IN_TEXT] {
+    for re in [
+        &ISO,
+        &NUMERIC,
+        &NUMERIC_YMD,
+        &DOTTED_SHORT,
+        &WRITTEN_DMY,
+        &WRITTEN_MDY,
+        &URL_DATE,
+        &URL_DATE_SHORT,
+        &ISO_IN_TEXT,
+    ] {
         LazyLock::force(re);
     }
     LazyLock::force(&TEXT_FORMS);

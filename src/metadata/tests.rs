@@ -220,9 +220,78 @@ proptest::proptest! {
     /// The attribute scan and the page-wide date search take any bytes: no panic, bounded.
     #[test]
     fn date_scans_take_any_input(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400), text in ".{0,300}") {
-        let _ = has_iso_attribute(&bytes);
+        let _ = TagMarks::of(&bytes);
         proptest::prop_assert!(dates::find_all_in_text(&text, 3).len() <= 3);
         let _ = dates::from_url(&text);
+        let _ = dates::find_short_year(&text);
+        let _ = dates::find_short_year(&String::from_utf8_lossy(&bytes));
+    }
+}
+
+/// The marks by a substring search per word, as the collector found them before its one pass.
+fn marks_by_search(raw: &[u8]) -> TagMarks {
+    let has = |w: &[u8]| raw.windows(w.len()).any(|x| x == w);
+    if !raw.contains(&b'=') {
+        return TagMarks::default();
+    }
+    TagMarks {
+        itemprop: has(b"itemprop"),
+        ld_json: has(b"ld+json"),
+        date: has(b"date") || has(b"publish"),
+        author: has(b"author"),
+        byline: has(b"byline"),
+        comment: has(b"comment"),
+        iso_value: (0..raw.len()).any(|i| {
+            let v = &raw[i..];
+            v.len() > 7
+                && v[0] == b'='
+                && matches!(v[1], b'"' | b'\'')
+                && matches!(&v[2..4], b"19" | b"20")
+                && v[4].is_ascii_digit()
+                && v[5].is_ascii_digit()
+                && v[6] == b'-'
+        }),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+    /// The one-pass scan of a start tag finds what a search for each word finds.
+    #[test]
+    fn tag_marks_match_a_search_per_word(pieces in proptest::collection::vec(proptest::sample::select(&[
+        "itemprop", "itempro", "ld+json", "ld+jso", "date", "dat", "publish", "author", "autho", "byline",
+        "comment", "=", "\"", "'", "=\"2020-", "='1999-0", "=\"2020", "2021-", "19", "-", " ", "class", "i", "l",
+        "d", "p", "a", "b", "c", "<div ", ">", "é",
+    ][..]), 0..16)) {
+        let raw = pieces.concat();
+        proptest::prop_assert_eq!(TagMarks::of(raw.as_bytes()), marks_by_search(raw.as_bytes()), "{:?}", raw);
+    }
+}
+
+#[test]
+fn a_two_digit_year_counts_on_the_date_line_only() {
+    // The date line above the headline carries the only date, with a two-digit year.
+    let html = r#"<html><body><div class=kicker>In the media</div><span style="color:red">02.12.19</span>
+        <h1>What is on the cards</h1><p>Version 1.2.19 of the tool, released 10.11.12.13 and scored 3.4.56.</p></body></html>"#;
+    let (m, _) = meta_of(html, "https://school.test/en/debate/detail");
+    assert_eq!(m.published.as_deref(), Some("2019-12-02"));
+    assert_eq!(dates::find_short_year("v1.2.19.4"), None, "a version is no date");
+    assert_eq!(dates::find_short_year("10.11.12.13"), None, "an address is no date");
+    assert_eq!(dates::find_short_year("31.12.99").map(|d| d.day_string()).as_deref(), Some("1999-12-31"));
+    assert_eq!(dates::find_short_year("31.02.20"), None, "no such day");
+}
+
+#[test]
+fn month_names_of_more_languages() {
+    for (text, day) in [
+        ("15 августа 2016, 13:43", "2016-08-15"),
+        ("3 листопада 2021", "2021-11-03"),
+        ("12 października 2020", "2020-10-12"),
+        ("5. června 2019", "2019-06-05"),
+        ("7 Kasım 2022", "2022-11-07"),
+        ("1 maj 2018", "2018-05-01"),
+    ] {
+        assert_eq!(dates::find_in_text(text).map(|d| d.day_string()).as_deref(), Some(day), "{text}");
     }
 }
 
