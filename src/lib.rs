@@ -16,6 +16,8 @@
 //!   alignment with page tokens, the filters of training pages, Ziegler's similarity. Below
 //!   every method and the evaluation.
 //! - [`model_file`]: the one container of every model file (header, payload, checksum).
+//! - [`site_memory`]: what repeats across a host's pages (block hashes counted per host, bounded):
+//!   the site's furniture, which the extractor scores down and drops.
 //! - [`scoring`]: the [`scoring::Scorer`] contract (a score for every token, streamed) and
 //!   [`scoring::max_subsequence`], which finds the highest-valued span in one pass (§6.2).
 //! - [`segment`]: the page cut into blocks (Gibson et al.'s, Yao & Zuo's, the thesis' text and
@@ -62,6 +64,7 @@ pub mod pipeline;
 pub mod scoring;
 pub mod segment;
 pub mod sink;
+pub mod site_memory;
 pub mod sources;
 pub mod storage;
 pub mod transport;

@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "dataset",
     "gold",
     "dedup",
+    "site_memory",
     "scoring",
     "segment",
     "methods",

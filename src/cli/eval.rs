@@ -9,6 +9,7 @@ use clap::Args;
 use article_pipeline::dataset;
 use article_pipeline::eval;
 use article_pipeline::extract::Extractor;
+use article_pipeline::site_memory::SiteMemoryOptions;
 
 use super::{ExtractorArgs, Outcome};
 
@@ -38,18 +39,34 @@ pub struct EvalArgs {
     /// chosen and the start of the gold.
     #[arg(long, value_name = "N")]
     worst: Option<usize>,
+    /// Site memory (off unless `--site-memory-pages N`), in two passes: the first counts each
+    /// site's blocks (manifest `site`, else the URL's host) over every page of the manifests,
+    /// any split, unlabelled; the second extracts the selected pages with them.
+    #[command(flatten)]
+    site_memory: SiteMemoryOptions,
     #[command(flatten)]
     extractor: ExtractorArgs,
 }
 
 pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
+    let problems = args.site_memory.problems();
+    anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));
     let (scorer, options) = args.extractor.build()?;
     let extractor = Extractor::new(scorer.as_ref(), options);
     let entries = dataset::read_manifests(&args.manifest, args.split.as_deref())?;
     anyhow::ensure!(!entries.is_empty(), "no pages selected from {:?} (split {:?})", args.manifest, args.split);
+    // Site memory counts every page of the manifests, any split, unlabelled.
+    let site_pool =
+        if args.site_memory.enabled() { dataset::read_manifests(&args.manifest, None)? } else { Vec::new() };
     let block_metrics = args.block_metrics
         || matches!(args.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "largest-block");
-    let (mut report, pages) = eval::evaluate_with_blocks(&extractor, &entries, args.extractor.threads, block_metrics)?;
+    let (mut report, pages) = eval::evaluate_with_site(
+        &extractor,
+        &entries,
+        args.extractor.threads,
+        block_metrics,
+        args.site_memory.enabled().then_some(eval::EvalSite { options: &args.site_memory, pool: &site_pool }),
+    )?;
     report.split = args.split.clone();
     if let Some(n) = args.worst {
         report.worst = eval::worst::worst(&pages, &entries, n);

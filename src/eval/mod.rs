@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use crate::dataset::ManifestEntry;
 use crate::extract::Extractor;
+use crate::site_memory::{self, SiteMemory, SiteMemoryOptions, SiteView};
 use metrics::{Aggregate, PageMetrics};
 
 /// The outcome of one page.
@@ -119,10 +120,64 @@ pub fn evaluate_with_blocks(
     threads: usize,
     block_metrics: bool,
 ) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
+    evaluate_with_site(extractor, entries, threads, block_metrics, None)
+}
+
+/// Site memory for [`evaluate_with_site`]: its options, and the pages it counts (the scored
+/// pages among them: each page is judged with its own blocks taken out).
+pub struct EvalSite<'a> {
+    pub options: &'a SiteMemoryOptions,
+    pub pool: &'a [ManifestEntry],
+}
+
+/// The key a dataset page's site memory is kept under: its manifest's `site`, else its URL's
+/// host.
+pub fn site_key(entry: &ManifestEntry) -> Option<String> {
+    entry.site.clone().or_else(|| entry.url.as_deref().and_then(site_memory::host_key))
+}
+
+/// [`evaluate_with_blocks`], with site memory when `site` is enabled: two passes, as a WARC
+/// run with site memory in two passes: the first counts the blocks of every page of the pool
+/// per site ([`site_key`]), unlabelled; the second extracts each scored page with its site's
+/// counts, its own blocks taken out.
+pub fn evaluate_with_site(
+    extractor: &Extractor<'_>,
+    entries: &[ManifestEntry],
+    threads: usize,
+    block_metrics: bool,
+    site: Option<EvalSite<'_>>,
+) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let memory = site.filter(|s| s.options.enabled()).map(|EvalSite { options: o, pool: counted }| {
+        let blocks: Vec<Option<(String, Vec<u64>)>> = pool.install(|| {
+            counted
+                .par_iter()
+                .map(|e| {
+                    let key = site_key(e)?;
+                    let bytes = std::fs::read(&e.path).ok()?;
+                    let mut p = extractor.page_with_size_hint(None, bytes.len());
+                    p.write(&bytes).ok()?;
+                    Some((key, p.end_with_site(&site_memory::Unknown, o).ok()?.site_blocks))
+                })
+                .collect()
+        });
+        let mut m = SiteMemory::new(o.clone());
+        for (key, b) in blocks.iter().flatten() {
+            m.observe(key, b);
+        }
+        m
+    });
     let wall = Instant::now();
-    let pages: Vec<PageResult> =
-        pool.install(|| entries.par_iter().map(|e| evaluate_page(extractor, e, block_metrics)).collect());
+    let pages: Vec<PageResult> = pool.install(|| {
+        entries
+            .par_iter()
+            .map(|e| {
+                let key = site_key(e);
+                let site = memory.as_ref().zip(key.as_deref()).map(|(m, k)| (m.view_counted(k), m.options()));
+                evaluate_page(extractor, e, block_metrics, site.as_ref().map(|(v, o)| (v as &dyn SiteView, *o)))
+            })
+            .collect()
+    });
     let wall = wall.elapsed();
     let mut r = report(extractor.scorer().model_id(), None, &pages, pool.current_num_threads(), wall);
     if block_metrics {
@@ -135,7 +190,12 @@ pub fn evaluate_with_blocks(
     Ok((r, pages))
 }
 
-fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics: bool) -> PageResult {
+fn evaluate_page(
+    extractor: &Extractor<'_>,
+    entry: &ManifestEntry,
+    block_metrics: bool,
+    site: Option<(&dyn SiteView, &SiteMemoryOptions)>,
+) -> PageResult {
     let mut page_blocks = None;
     let mut page_units = None;
     let mut page_meta = None;
@@ -149,7 +209,13 @@ fn evaluate_page(extractor: &Extractor<'_>, entry: &ManifestEntry, block_metrics
         ),
         Ok(bytes) => {
             let t = Instant::now();
-            let r = extractor.extract(&bytes, None);
+            let r = match site {
+                None => extractor.extract(&bytes, None),
+                Some((view, o)) => {
+                    let mut p = extractor.page_with_size_hint(None, bytes.len());
+                    p.write(&bytes).and_then(|()| p.end_with_site(view, o))
+                }
+            };
             let elapsed = t.elapsed();
             if block_metrics {
                 let text = r.as_ref().map_or("", |x| x.text.as_str());

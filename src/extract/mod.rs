@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions, tags};
 use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
+use crate::site_memory::{self, SiteMemoryOptions, SiteView};
 use candidates::Candidate;
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
@@ -249,6 +250,13 @@ pub struct Extraction {
     /// into record fields by [`Extraction::article_meta`].
     #[serde(skip)]
     pub signals: Option<Signals>,
+    /// The page's text block hashes ([`site_memory::blocks`]), when extracted with a site
+    /// view: what the caller counts into its memory.
+    #[serde(skip)]
+    pub site_blocks: Vec<u64>,
+    /// Site memory marked blocks of this page as the site's furniture.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub site_memory: bool,
 }
 
 impl Extraction {
@@ -406,18 +414,30 @@ impl PageExtraction<'_> {
     }
 
     pub fn end(self) -> Result<Extraction, ExtractError> {
-        self.finish(None)
+        self.finish(None, None)
+    }
+
+    /// [`end`](Self::end) with what the memory knows of the page's host: blocks it has seen
+    /// on at least `o.share` of the host's pages score as furniture before the maximum
+    /// subsequence and are dropped from the span. The result's
+    /// [`site_blocks`](Extraction::site_blocks) are the page's blocks, for the caller to count.
+    pub fn end_with_site(self, site: &dyn SiteView, o: &SiteMemoryOptions) -> Result<Extraction, ExtractError> {
+        self.finish(None, Some((site, o)))
     }
 
     /// [`end`](Self::end), plus every candidate span of the chooser with the text it would
     /// give (the current choice first): what `pipeline chooser` learns from.
     pub fn end_with_candidates(self) -> Result<(Extraction, Vec<(Candidate, String)>), ExtractError> {
         let mut cands = Vec::new();
-        let x = self.finish(Some(&mut cands))?;
+        let x = self.finish(Some(&mut cands), None)?;
         Ok((x, cands))
     }
 
-    fn finish(self, collect: Option<&mut Vec<(Candidate, String)>>) -> Result<Extraction, ExtractError> {
+    fn finish(
+        self,
+        collect: Option<&mut Vec<(Candidate, String)>>,
+        site: Option<(&dyn SiteView, &SiteMemoryOptions)>,
+    ) -> Result<Extraction, ExtractError> {
         if self.head.len() < SNIFF {
             check_not_binary(&self.head)?;
         }
@@ -432,18 +452,37 @@ impl PageExtraction<'_> {
         let structure = sink.scorer.structure();
         debug_assert_eq!(sink.mss.len(), sink.tokens.len(), "a scorer must emit one score per token");
         let tokens = &sink.tokens;
+        let (site_blocks, furniture) = match site {
+            Some((view, o)) => site_furniture(page, tokens, view, o),
+            None => (Vec::new(), None),
+        };
+        let mut site_scored = false;
+        if let (Some(mask), Some(scores)) = (furniture.as_deref(), sink.scores.as_mut()) {
+            for (s, _) in scores.iter_mut().zip(mask).filter(|(_, f)| **f) {
+                *s = s.min(FURNITURE_SCORE);
+            }
+            site_scored = true;
+        }
         if self.selection == Selection::PositiveTokens {
             let scores = sink.scores.as_deref().unwrap_or_default();
             let mut x =
                 positive_tokens(page, tokens, scores, title, summary.encoding.map(|(e, _)| e), self.scorer_name);
             x.structure = structure;
             x.signals = sink.meta.as_ref().map(|m| m.finish(page, None));
+            (x.site_blocks, x.site_memory) = (site_blocks, site_scored);
             return Ok(x);
         }
         // Every run of positive score (Ruzzo & Tompa), once: the span options and the
         // reported top segments all choose among them.
         let segments = sink.scores.as_deref().map(max_subsequence::maximal_segments);
-        let mut best = sink.mss.best().filter(|b| b.value > 0.0);
+        let mut best = if site_scored {
+            // The streamed maximum saw the scores before site memory: the best of the
+            // maximal segments is the maximum subsequence of the new scores.
+            segments.as_deref().and_then(|v| v.iter().copied().reduce(|a, b| if b.value > a.value { b } else { a }))
+        } else {
+            sink.mss.best()
+        }
+        .filter(|b| b.value > 0.0);
         let found = best;
         if let (Some(b), Some(segs)) = (best, segments.as_deref())
             && self.options.furniture_escape_ratio > 0.0
@@ -478,7 +517,7 @@ impl PageExtraction<'_> {
             if let Some(out) = collect {
                 let o = &self.options;
                 out.extend(cands.into_iter().map(|c| {
-                    let text = render_spans(page, tokens, &[(c.start, c.end)], o);
+                    let text = render_spans(page, tokens, &[(c.start, c.end)], o, None);
                     (c, text)
                 }));
             }
@@ -496,7 +535,7 @@ impl PageExtraction<'_> {
             }
             _ => span.into_iter().collect(),
         };
-        let mut out = render_spans(page, tokens, &spans, &self.options);
+        let mut out = render_spans(page, tokens, &spans, &self.options, furniture.as_deref());
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
         let mut fallback = None;
         if self.options.noscript_fallback
@@ -524,6 +563,8 @@ impl PageExtraction<'_> {
             top_segments,
             structure,
             signals,
+            site_memory: furniture.is_some(),
+            site_blocks,
         };
         if let Some((span, score)) = fallback {
             // Token indices of the unwrapped page; its byte offsets would not index this one.
@@ -535,11 +576,23 @@ impl PageExtraction<'_> {
 
 /// The text of token spans: each span's kept tokens (the cleaning rules and furniture filters
 /// of `o`) laid out as paragraphs, spans apart by a blank line.
-fn render_spans(page: &str, tokens: &[Token], spans: &[(usize, usize)], o: &ExtractOptions) -> String {
+fn render_spans(
+    page: &str,
+    tokens: &[Token],
+    spans: &[(usize, usize)],
+    o: &ExtractOptions,
+    furniture: Option<&[bool]>,
+) -> String {
     let mut out = String::new();
     for &(s, e) in spans {
         let slice = &tokens[s..=e];
         let mut keep = o.clean.then(|| text::clean_mask(slice));
+        if let Some(f) = furniture {
+            let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
+            for (k, &f) in k.iter_mut().zip(&f[s..=e]) {
+                *k &= !f;
+            }
+        }
         if o.drop_boilerplate
             || o.drop_hidden_microdata
             || o.drop_more_furniture
@@ -576,6 +629,32 @@ fn render_spans(page: &str, tokens: &[Token], spans: &[(usize, usize)], o: &Extr
         }
     }
     out
+}
+
+/// The score a token of the site's furniture gets (at most): what a word the model is sure is
+/// not article text scores (NB's `p - 0.5` at `p = 0`), so a run of furniture never joins the
+/// span for free.
+pub const FURNITURE_SCORE: f64 = -0.5;
+
+/// The page's block hashes, and which tokens site memory marks as the site's furniture (None
+/// when it marks none, or knows too few of the host's pages).
+fn site_furniture(
+    page: &str,
+    tokens: &[Token],
+    view: &dyn SiteView,
+    o: &SiteMemoryOptions,
+) -> (Vec<u64>, Option<Vec<bool>>) {
+    let blocks = site_memory::blocks(page, tokens);
+    let pages = view.pages();
+    let mut mask: Option<Vec<bool>> = None;
+    if o.enabled() && pages >= o.min_pages {
+        for b in &blocks {
+            if site_memory::is_furniture(view.count(b.hash), pages, o) {
+                mask.get_or_insert_with(|| vec![false; tokens.len()])[b.start..=b.end].fill(true);
+            }
+        }
+    }
+    (blocks.into_iter().map(|b| b.hash).collect(), mask)
 }
 
 /// How far after the `<h1>` an anchored run may start, in tokens
@@ -728,6 +807,8 @@ fn positive_tokens(
         top_segments: Vec::new(),
         structure: None,
         signals: None,
+        site_blocks: Vec::new(),
+        site_memory: false,
     }
 }
 

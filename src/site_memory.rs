@@ -1,0 +1,374 @@
+//! Site memory: what repeats across a site's pages is the site, not the article.
+//!
+//! A page is cut into text blocks (the words between two block-level tags); each block is
+//! known by a 64-bit hash of its words (lower case, digits folded to `0`, so "3 comments" and
+//! "12 comments" are one block). For each host the memory counts on how many of its pages each
+//! block appears. Navigation, teaser rails, "most read" lists, newsletter and cookie boxes,
+//! footers and author boxes come back page after page; an article's sentences do not. A block
+//! seen on at least [`SiteMemoryOptions::share`] of a host's pages (and on at least
+//! [`SiteMemoryOptions::min_pages`] pages in all) is furniture: the extractor
+//! ([`crate::extract`]) gives its tokens a furniture score before the maximum subsequence and
+//! drops it from the chosen span.
+//!
+//! Bounded: at most [`SiteMemoryOptions::max_hosts`] hosts (the least recently used host goes
+//! first) and [`SiteMemoryOptions::max_blocks`] block counts per host (when a host's table is
+//! full, the blocks seen on one page only are dropped first: lossy counting, Manku & Motwani
+//! 2002, keeps what repeats). The memory is plain data: it serialises with the run's state, so
+//! a resumed run or the next feed poll starts warm.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::html::{Token, TokenKind, tags};
+
+/// The knobs of site memory, declared once: `[site_memory]` in the config file, the flags of
+/// `pipeline --warc/--feeds` and `eval`, and Python all take this struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(deny_unknown_fields, default)]
+pub struct SiteMemoryOptions {
+    /// Use site memory once a host has this many pages in memory; 0 turns it off (the memory
+    /// is neither learned nor used).
+    #[arg(long = "site-memory-pages", default_value_t = SiteMemoryOptions::default().min_pages)]
+    pub min_pages: u32,
+    /// A block on at least this share of a host's pages is the site's furniture.
+    #[arg(long = "site-memory-share", default_value_t = SiteMemoryOptions::default().share)]
+    pub share: f64,
+    /// Hosts kept in memory; the least recently used is forgotten first.
+    #[arg(long = "site-memory-hosts", default_value_t = SiteMemoryOptions::default().max_hosts)]
+    pub max_hosts: usize,
+    /// Block counts kept per host.
+    #[arg(long = "site-memory-blocks", default_value_t = SiteMemoryOptions::default().max_blocks)]
+    pub max_blocks: usize,
+}
+
+impl Default for SiteMemoryOptions {
+    fn default() -> Self {
+        SiteMemoryOptions { min_pages: 0, share: 0.5, max_hosts: 10_000, max_blocks: 2048 }
+    }
+}
+
+impl SiteMemoryOptions {
+    /// Every problem of these options, for validating a configuration whole.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !(self.share > 0.0 && self.share <= 1.0) {
+            out.push(format!("site_memory.share must be in (0, 1], got {}", self.share));
+        }
+        if self.min_pages > 0 && self.max_hosts == 0 {
+            out.push("site_memory.max_hosts must be at least 1".into());
+        }
+        if self.min_pages > 0 && self.max_blocks < 16 {
+            out.push(format!("site_memory.max_blocks must be at least 16, got {}", self.max_blocks));
+        }
+        out
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.min_pages > 0
+    }
+}
+
+/// One text block of a page: the hash of its words and its first and last text token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    pub hash: u64,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The page's text blocks, in order: runs of text tokens between block-level tags
+/// ([`tags::is_block`]), each with at least one word.
+pub fn blocks(page: &str, tokens: &[Token]) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut h = Xxh3::new();
+    let mut first: Option<usize> = None;
+    let mut last = 0;
+    let mut words = 0usize;
+    let mut buf = [0u8; 64];
+    let mut close = |h: &mut Xxh3, first: &mut Option<usize>, last: usize, words: &mut usize| {
+        if let Some(start) = first.take()
+            && *words > 0
+        {
+            out.push(Block { hash: h.digest(), start, end: last });
+        }
+        h.reset();
+        *words = 0;
+    };
+    for (i, t) in tokens.iter().enumerate() {
+        if t.kind.is_tag() {
+            if tags::is_block(t.tag) {
+                close(&mut h, &mut first, last, &mut words);
+            }
+            continue;
+        }
+        first.get_or_insert(i);
+        last = i;
+        if t.kind == TokenKind::Word {
+            words += 1;
+        }
+        // A number is any number; other tokens in lower case, in bounded pieces.
+        if t.numeric {
+            h.update(b"0 ");
+            continue;
+        }
+        for chunk in t.raw(page).as_bytes().chunks(buf.len()) {
+            let n = chunk.len();
+            for (b, &c) in buf[..n].iter_mut().zip(chunk) {
+                *b = c.to_ascii_lowercase();
+            }
+            h.update(&buf[..n]);
+        }
+        h.update(b" ");
+    }
+    close(&mut h, &mut first, last, &mut words);
+    out
+}
+
+/// What the extractor asks of the memory about one page's host.
+pub trait SiteView {
+    /// Pages of the host counted, not including the page being extracted.
+    fn pages(&self) -> u32;
+    /// Of those, the pages holding this block.
+    fn count(&self, hash: u64) -> u32;
+}
+
+/// A host nothing is known of: extraction as without memory, the page's blocks still
+/// reported (the first pass of a two-pass run).
+pub struct Unknown;
+
+impl SiteView for Unknown {
+    fn pages(&self) -> u32 {
+        0
+    }
+
+    fn count(&self, _: u64) -> u32 {
+        0
+    }
+}
+
+/// The block counts of one host.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HostMemory {
+    pages: u32,
+    counts: HashMap<u64, u32>,
+    /// When the host was last touched (the memory's clock), for forgetting the least recent.
+    last_used: u64,
+}
+
+impl HostMemory {
+    pub fn pages(&self) -> u32 {
+        self.pages
+    }
+
+    /// Counts one page's blocks (each distinct block once). When the new blocks do not fit,
+    /// the blocks seen on a single earlier page are dropped first (after this page's repeats
+    /// are counted, so a block on its second page is kept): lossy counting with the page as
+    /// the bucket. Whatever still does not fit waits for a later page.
+    fn observe(&mut self, hashes: &[u64], max_blocks: usize) {
+        self.pages = self.pages.saturating_add(1);
+        let mut seen: Vec<u64> = hashes.to_vec();
+        seen.sort_unstable();
+        seen.dedup();
+        seen.retain(|h| match self.counts.get_mut(h) {
+            Some(c) => {
+                *c = c.saturating_add(1);
+                false
+            }
+            None => true,
+        });
+        if self.counts.len() + seen.len() > max_blocks {
+            self.counts.retain(|_, c| *c > 1);
+        }
+        for h in seen {
+            if self.counts.len() >= max_blocks {
+                break;
+            }
+            self.counts.insert(h, 1);
+        }
+    }
+}
+
+/// A host's memory as seen from one of its pages.
+pub struct HostView<'a> {
+    host: Option<&'a HostMemory>,
+    /// The page's own blocks are already counted (two-pass runs): take them out.
+    includes_page: bool,
+}
+
+impl SiteView for HostView<'_> {
+    fn pages(&self) -> u32 {
+        self.host.map_or(0, |h| h.pages.saturating_sub(u32::from(self.includes_page)))
+    }
+
+    fn count(&self, hash: u64) -> u32 {
+        let c = self.host.and_then(|h| h.counts.get(&hash)).copied().unwrap_or(0);
+        c.saturating_sub(u32::from(self.includes_page))
+    }
+}
+
+/// Is a block of count `count` furniture on a host of `pages` pages?
+pub fn is_furniture(count: u32, pages: u32, o: &SiteMemoryOptions) -> bool {
+    o.enabled() && pages >= o.min_pages && count >= 2 && f64::from(count) >= o.share * f64::from(pages)
+}
+
+/// Block counts per host, bounded (see the module comment).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SiteMemory {
+    hosts: HashMap<String, HostMemory>,
+    clock: u64,
+    #[serde(skip)]
+    options: SiteMemoryOptions,
+}
+
+impl SiteMemory {
+    pub fn new(options: SiteMemoryOptions) -> Self {
+        SiteMemory { hosts: HashMap::new(), clock: 0, options }
+    }
+
+    /// A memory read back from a run's state, under this run's options (capacity included).
+    pub fn with_options(mut self, options: SiteMemoryOptions) -> Self {
+        self.options = options;
+        while self.hosts.len() > self.options.max_hosts.max(1) {
+            self.forget_least_recent();
+        }
+        self
+    }
+
+    pub fn options(&self) -> &SiteMemoryOptions {
+        &self.options
+    }
+
+    pub fn hosts(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Counts a page of `host` with these block hashes.
+    pub fn observe(&mut self, host: &str, hashes: &[u64]) {
+        self.clock += 1;
+        if !self.hosts.contains_key(host) && self.hosts.len() >= self.options.max_hosts.max(1) {
+            self.forget_least_recent();
+        }
+        let clock = self.clock;
+        let max_blocks = self.options.max_blocks;
+        let h = self.hosts.entry(host.to_string()).or_default();
+        h.last_used = clock;
+        h.observe(hashes, max_blocks);
+    }
+
+    /// The host's memory for a page not yet counted (online runs: learn after extracting).
+    pub fn view(&self, host: &str) -> HostView<'_> {
+        HostView { host: self.hosts.get(host), includes_page: false }
+    }
+
+    /// The host's memory for a page already counted (two-pass runs: its own blocks are taken
+    /// out of the counts it is judged by).
+    pub fn view_counted(&self, host: &str) -> HostView<'_> {
+        HostView { host: self.hosts.get(host), includes_page: true }
+    }
+
+    /// Pages counted for a host.
+    pub fn pages(&self, host: &str) -> u32 {
+        self.hosts.get(host).map_or(0, |h| h.pages)
+    }
+
+    fn forget_least_recent(&mut self) {
+        if let Some(k) = self.hosts.iter().min_by_key(|(_, h)| h.last_used).map(|(k, _)| k.clone()) {
+            self.hosts.remove(&k);
+        }
+    }
+}
+
+/// The key a page's memory is kept under: its URL's host (lower case, without `www.`).
+pub fn host_key(url: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    let h = u.host_str()?.to_ascii_lowercase();
+    Some(h.strip_prefix("www.").map(str::to_string).unwrap_or(h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::{TokenizerOptions, tokenize};
+
+    fn page_blocks(html: &str) -> (String, Vec<Block>) {
+        let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let b = blocks(&s.page, &s.sink);
+        (s.page, b)
+    }
+
+    #[test]
+    fn blocks_are_the_text_between_block_tags_with_numbers_folded() {
+        let (_, a) = page_blocks("<div><p>Read <b>more</b> news</p><p>3 comments</p><br>x</div>");
+        let (_, b) = page_blocks("<section><p>read more NEWS</p><li>12 comments</li></section>");
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[0].hash, b[0].hash, "case and inline tags do not change a block");
+        assert_eq!(a[1].hash, b[1].hash, "numbers are folded");
+        assert_ne!(a[0].hash, a[1].hash);
+        let (_, none) = page_blocks("<div> </div><p></p>");
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn a_block_on_most_pages_is_furniture_and_the_page_itself_is_not_counted_twice() {
+        let o = SiteMemoryOptions { min_pages: 3, ..SiteMemoryOptions::default() };
+        let mut m = SiteMemory::new(o.clone());
+        for i in 0..4u64 {
+            m.observe("news.test", &[1, 100 + i, 1]);
+        }
+        let v = m.view("news.test");
+        assert_eq!((v.pages(), v.count(1), v.count(100)), (4, 4, 1));
+        assert!(is_furniture(v.count(1), v.pages(), &o));
+        assert!(!is_furniture(v.count(100), v.pages(), &o));
+        let v = m.view_counted("news.test");
+        assert_eq!((v.pages(), v.count(1)), (3, 3));
+        assert_eq!(m.view("other.test").pages(), 0);
+        assert!(!is_furniture(4, 4, &SiteMemoryOptions::default()), "off by default");
+    }
+
+    #[test]
+    fn memory_is_bounded_in_hosts_and_blocks() {
+        let o = SiteMemoryOptions { min_pages: 1, max_hosts: 3, max_blocks: 16, ..SiteMemoryOptions::default() };
+        let mut m = SiteMemory::new(o);
+        for h in 0..10 {
+            m.observe(&format!("h{h}.test"), &[1, 2]);
+        }
+        m.observe("h8.test", &[1]);
+        m.observe("h10.test", &[1]);
+        assert_eq!(m.hosts(), 3);
+        assert!(m.pages("h8.test") == 2 && m.pages("h10.test") == 1, "the recently used stay");
+        for p in 0..100u64 {
+            m.observe("big.test", &(0..40).map(|i| p * 1000 + i).chain([7]).collect::<Vec<_>>());
+        }
+        let big = &m.hosts["big.test"];
+        assert!(big.counts.len() <= 16);
+        assert_eq!(big.counts.get(&7), Some(&100), "the repeated block survives the pruning");
+    }
+
+    #[test]
+    fn memory_round_trips_through_json() {
+        let mut m = SiteMemory::new(SiteMemoryOptions { min_pages: 2, ..SiteMemoryOptions::default() });
+        m.observe("a.test", &[5, 6]);
+        let back: SiteMemory = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        let back = back.with_options(m.options().clone());
+        assert_eq!(back.view("a.test").count(5), 1);
+    }
+
+    #[test]
+    fn host_keys() {
+        assert_eq!(host_key("https://WWW.News.test/a/b").as_deref(), Some("news.test"));
+        assert_eq!(host_key("not a url"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn blocks_of_any_page_stay_within_its_tokens(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..2000)) {
+            if let Ok(s) = tokenize(&bytes, TokenizerOptions::default()) {
+                for b in blocks(&s.page, &s.sink) {
+                    proptest::prop_assert!(b.start <= b.end && b.end < s.sink.len());
+                }
+            }
+        }
+    }
+}
