@@ -433,7 +433,7 @@ impl WarcRecords {
                     SourceEvent::Skipped { .. } => None,
                     SourceEvent::Failed { message, .. } => Some(Err(message)),
                     SourceEvent::Page(p) => {
-                        match page_record(*p, &ex.core(), &ex.fingerprinter, ex.model_id.as_str()) {
+                        match page_record(*p, &ex.core(), &ex.fingerprinter, ex.model_id.as_str(), None) {
                             PageOutcome::NoText => None,
                             PageOutcome::Failed { message, .. } => Some(Err(message)),
                             PageOutcome::Record(mut record) => {

@@ -18,6 +18,7 @@ use article_pipeline::pipeline::shard::{Shard, ShardManifest};
 use article_pipeline::pipeline::{
     EngineOptions, OutputMirror, PipelineConfig, Progress, RunContext, Stats, feeds_run, warc_run,
 };
+use article_pipeline::site_memory::SiteMemoryOptions;
 use article_pipeline::storage::{self, S3Url};
 use serde::Deserialize;
 
@@ -115,6 +116,9 @@ pub struct RunArgs {
     /// The extraction options, as for `extract`; those given here override the config file's.
     #[command(flatten)]
     pub options: ExtractOptions,
+    /// Site memory (`[site_memory]`): those given here override the config file's.
+    #[command(flatten)]
+    pub site_memory: SiteMemoryOptions,
 }
 
 impl RunArgs {
@@ -213,6 +217,12 @@ impl RunArgs {
             merged.insert(key.clone(), value.clone());
         }
         c.extractor.options = ExtractOptions::deserialize(toml::Value::Table(merged))?;
+        let flags = toml::Table::try_from(&self.site_memory)?;
+        let mut merged = toml::Table::try_from(&c.site_memory)?;
+        for (key, value) in flags.iter().filter(|(k, _)| given.contains(k)) {
+            merged.insert(key.clone(), value.clone());
+        }
+        c.site_memory = SiteMemoryOptions::deserialize(toml::Value::Table(merged))?;
         let problems = c.validate();
         if !problems.is_empty() {
             anyhow::bail!("invalid configuration, {} problem(s):\n  {}", problems.len(), problems.join("\n  "));
@@ -315,6 +325,7 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         extractor: &extractor,
         fingerprinter: &fingerprinter,
         mirror: mirror.as_ref().map(|m| m as &dyn OutputMirror),
+        site_memory: config.site_memory.clone(),
     };
     let bar = progress_bar(show);
     let stats = match (&config.warc, &config.feeds) {

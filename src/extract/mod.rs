@@ -649,7 +649,7 @@ fn site_furniture(
     let mut mask: Option<Vec<bool>> = None;
     if o.enabled() && pages >= o.min_pages {
         for b in &blocks {
-            if site_memory::is_furniture(view.count(b.hash), pages, o) {
+            if !b.heading && site_memory::is_furniture(view.count(b.hash), pages, o) {
                 mask.get_or_insert_with(|| vec![false; tokens.len()])[b.start..=b.end].fill(true);
             }
         }

@@ -231,7 +231,13 @@ ids! {
     SCRIPT = "script", STYLE = "style", TABLE = "table", TD = "td", TH = "th", TEMPLATE = "template",
     TITLE = "title", TEXTAREA = "textarea", SVG = "svg", BODY = "body", HEAD = "head",
     HTML = "html", META = "meta", LINK = "link", TIME = "time", H1 = "h1", ASIDE = "aside",
-    FOOTER = "footer", ARTICLE = "article", MAIN = "main", SECTION = "section",
+    FOOTER = "footer", ARTICLE = "article", MAIN = "main", SECTION = "section", H2 = "h2", H3 = "h3",
+    H4 = "h4", H5 = "h5", H6 = "h6",
+}
+
+/// `<h1>` … `<h6>`.
+pub fn is_heading(id: TagId) -> bool {
+    matches!(id, H1 | H2 | H3 | H4 | H5 | H6)
 }
 
 const fn props_table() -> [u8; 256] {

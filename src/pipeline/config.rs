@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dedup::DedupOptions;
 use crate::sink::SinkOptions;
+use crate::site_memory::SiteMemoryOptions;
 use crate::sources::fetch::FetchOptions;
 
 /// A whole pipeline.
@@ -24,6 +25,7 @@ pub struct PipelineConfig {
     pub run: RunConfig,
     pub sink: SinkConfig,
     pub dedup: DedupOptions,
+    pub site_memory: SiteMemoryOptions,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -224,7 +226,7 @@ pub struct ConfigError {
 /// extractor's option keys come from [`ExtractOptions`](crate::extract::ExtractOptions) itself
 /// (see [`known_keys`]).
 const KNOWN: &[(&str, &[&str])] = &[
-    ("", &["warc", "feeds", "extractor", "run", "sink", "dedup"]),
+    ("", &["warc", "feeds", "extractor", "run", "sink", "dedup", "site_memory"]),
     ("warc", &["paths", "lists", "base_url"]),
     (
         "feeds",
@@ -252,6 +254,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("run", &["threads", "resume", "shard", "s3_endpoint", "staging"]),
     ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
+    ("site_memory", &["min_pages", "share", "max_hosts", "max_blocks"]),
 ];
 
 /// Why `table.key = value` is not accepted, if it is not: the table's struct is read from a
@@ -269,6 +272,7 @@ fn bad_value(table: &str, key: &str, value: &toml::Value) -> Option<String> {
         "run" => check::<RunConfig>(one),
         "sink" => check::<SinkConfig>(one),
         "dedup" => check::<DedupOptions>(one),
+        "site_memory" => check::<SiteMemoryOptions>(one),
         _ => None,
     }
 }
@@ -495,6 +499,7 @@ impl PipelineConfig {
         }
         p.extend(self.sink.options().validate());
         p.extend(self.dedup.validate());
+        p.extend(self.site_memory.problems());
         p
     }
 }

@@ -20,6 +20,7 @@ pub mod warc_run;
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -29,6 +30,7 @@ use crate::dedup::{Fingerprinter, Fingerprints, NearDuplicateIndex};
 use crate::extract::Extractor;
 use crate::sink::record::{ExtractionInfo, Metadata, Record};
 use crate::sink::{JsonlZstSink, SinkError, SinkOptions};
+use crate::site_memory::{HostView, SiteMemory, SiteMemoryOptions};
 use crate::sources::SourceEvent;
 
 /// The resume state files of every mode; a folder holding one belongs to that mode's run.
@@ -219,7 +221,13 @@ pub struct RunContext<'a> {
     pub fingerprinter: &'a Fingerprinter,
     /// Object storage the output is uploaded to, if any.
     pub mirror: Option<&'a dyn OutputMirror>,
+    /// Site memory learned as pages arrive ([`crate::site_memory`]; off when `min_pages` is
+    /// 0), saved in `OUT/site_memory.bin` at every commit and read back on resume.
+    pub site_memory: SiteMemoryOptions,
 }
+
+/// Where a run keeps its site memory.
+pub const SITE_MEMORY_FILE: &str = "site_memory.bin";
 
 impl RunContext<'_> {
     /// Refuses an output folder holding an earlier run (its `state_file`) unless resuming.
@@ -274,6 +282,22 @@ impl RunContext<'_> {
         Ok((sink, index))
     }
 
+    /// The run's site memory when it is on: the one an earlier run of this output saved, when
+    /// resuming, else an empty one.
+    fn open_site_memory(&self) -> Result<Option<SiteMemory>, PipelineError> {
+        if !self.site_memory.enabled() {
+            return Ok(None);
+        }
+        let path = self.out.join(SITE_MEMORY_FILE);
+        if self.resume && path.exists() {
+            let err = |message: String| PipelineError::State { path: path.clone(), message };
+            let bytes = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
+            let m = SiteMemory::from_bytes(&bytes, self.site_memory.clone()).map_err(err)?;
+            return Ok(Some(m));
+        }
+        Ok(Some(SiteMemory::new(self.site_memory.clone())))
+    }
+
     /// Runs the stages, then writes `OUT/stats.json`; returns the (cumulative) stats.
     fn run<S>(
         &self,
@@ -287,8 +311,16 @@ impl RunContext<'_> {
         S: FnOnce(&mut ItemSender) -> Result<(), PipelineError> + Send,
     {
         let (mut sink, mut index) = output;
-        let mut stages =
-            Stages { sink: &mut sink, index: &mut index, checkpoint, stats: &mut stats, mirror: self.mirror };
+        let memory = self.open_site_memory()?.map(RwLock::new);
+        let site_path = self.out.join(SITE_MEMORY_FILE);
+        let mut stages = Stages {
+            sink: &mut sink,
+            index: &mut index,
+            checkpoint,
+            stats: &mut stats,
+            mirror: self.mirror,
+            site: memory.as_ref().map(|m| (m, site_path.as_path())),
+        };
         run_engine(source, self.extractor, self.fingerprinter, &mut stages, &self.engine, progress)?;
         let bytes = serde_json::to_vec_pretty(&stats).expect("stats serialise");
         let path = self.out.join("stats.json");
@@ -342,6 +374,8 @@ struct Stages<'a> {
     checkpoint: &'a mut dyn Checkpoint,
     stats: &'a mut Stats,
     mirror: Option<&'a dyn OutputMirror>,
+    /// The site memory and where it is saved.
+    site: Option<(&'a RwLock<SiteMemory>, &'a Path)>,
 }
 
 /// Runs `source` (on its own thread; it sends inputs and returns when done) through the
@@ -365,6 +399,7 @@ where
     let started = Instant::now();
     let base_elapsed = stages.stats.elapsed_secs;
     let model = extractor.scorer().model_id();
+    let site = stages.site.map(|(m, _)| m);
 
     std::thread::scope(|scope| -> Result<(), PipelineError> {
         let source_handle = scope.spawn(move || source(&mut ItemSender { tx: item_tx, next: 0 }));
@@ -374,7 +409,7 @@ where
             let model = model.clone();
             scope.spawn(move || {
                 for it in rx {
-                    let outcome = work(it.value, extractor, fingerprinter, &model);
+                    let outcome = work(it.value, extractor, fingerprinter, &model, site);
                     if tx.send(Sequenced { seq: it.seq, origin: it.origin, value: outcome }).is_err() {
                         break;
                     }
@@ -411,6 +446,16 @@ fn sink_loop(
         }
         st.stats.elapsed_secs = base_elapsed + started.elapsed().as_secs_f64();
         st.stats.mb_per_s = st.stats.html_bytes as f64 / 1e6 / st.stats.elapsed_secs.max(1e-9);
+        // The memory first: a resumed run starts from it warm. It may hold pages of records
+        // after this part (extracted, not yet written); those count once more when the resumed
+        // run reads them again, which moves counts, never records.
+        if let Some((memory, path)) = st.site {
+            let bytes = memory.read().unwrap_or_else(|e| e.into_inner()).to_bytes();
+            crate::sink::write_atomic(path, &bytes)?;
+            if let Some(m) = st.mirror {
+                m.publish(path)?;
+            }
+        }
         st.checkpoint.prepare(part, st.stats)?;
         if part.is_some() {
             let committed = st.sink.commit()?;
@@ -479,7 +524,13 @@ fn apply(
 }
 
 /// Extraction of one input (runs on the worker threads).
-fn work(event: Option<SourceEvent>, extractor: &Extractor<'_>, fingerprinter: &Fingerprinter, model: &str) -> Outcome {
+fn work(
+    event: Option<SourceEvent>,
+    extractor: &Extractor<'_>,
+    fingerprinter: &Fingerprinter,
+    model: &str,
+    site: Option<&RwLock<SiteMemory>>,
+) -> Outcome {
     let page = match event {
         None => return Outcome::Marker,
         Some(SourceEvent::Skipped { reason }) => return Outcome::Skipped(reason, 0),
@@ -487,7 +538,7 @@ fn work(event: Option<SourceEvent>, extractor: &Extractor<'_>, fingerprinter: &F
         Some(SourceEvent::Page(p)) => p,
     };
     let bytes = page.body.len() as u64;
-    match page_record(*page, extractor, fingerprinter, model) {
+    match page_record(*page, extractor, fingerprinter, model, site) {
         PageOutcome::Record(record) => Outcome::Record(record, bytes),
         PageOutcome::NoText => Outcome::Skipped("no_text", bytes),
         PageOutcome::Failed { reason, message } => Outcome::Failed(reason, message),
@@ -505,14 +556,35 @@ pub enum PageOutcome {
 
 /// Extracts and fingerprints one page into the record the crawl pipeline writes: the one
 /// place records are built, shared by the pipeline's workers and the Python package.
-/// `model` is the scorer's model identity ("" for none).
+/// `model` is the scorer's model identity ("" for none). With a site memory, the page is
+/// judged by what its host's earlier pages hold, then counted into it (online: a page never
+/// counts for itself).
 pub fn page_record(
     page: crate::sources::Page,
     extractor: &Extractor<'_>,
     fingerprinter: &Fingerprinter,
     model: &str,
+    site: Option<&RwLock<SiteMemory>>,
 ) -> PageOutcome {
-    let x = match extractor.extract(&page.body, page.http_charset.as_deref()) {
+    let host = site.and(crate::site_memory::host_key(&page.final_url));
+    let extracted = match (site, host.as_deref()) {
+        (Some(memory), Some(host)) => {
+            // A snapshot of the host's counts: no lock is held while the page is extracted.
+            let (snapshot, options) = {
+                let m = memory.read().unwrap_or_else(|e| e.into_inner());
+                (m.snapshot(host), m.options().clone())
+            };
+            let view = HostView::new(snapshot.as_deref(), false);
+            let mut p = extractor.page_with_size_hint(page.http_charset.as_deref(), page.body.len());
+            let x = p.write(&page.body).and_then(|()| p.end_with_site(&view, &options));
+            if let Ok(x) = &x {
+                memory.write().unwrap_or_else(|e| e.into_inner()).observe(host, &x.site_blocks);
+            }
+            x
+        }
+        _ => extractor.extract(&page.body, page.http_charset.as_deref()),
+    };
+    let x = match extracted {
         Ok(x) => x,
         Err(e) => {
             return PageOutcome::Failed {
@@ -556,6 +628,7 @@ pub fn page_record(
                 span: x.span,
                 score: x.score,
                 tokens: x.tokens,
+                site_memory: x.site_memory,
             },
             fingerprints,
             near_duplicate_of: None,

@@ -68,4 +68,8 @@ pub struct ExtractionInfo {
     pub score: f64,
     /// Tokens of the page.
     pub tokens: usize,
+    /// Site memory marked blocks of the page as its site's furniture (scored down, dropped
+    /// from the span; [`crate::site_memory`]).
+    #[serde(default)]
+    pub site_memory: bool,
 }

@@ -1,0 +1,197 @@
+//! Site memory in a `pipeline --warc` run, on a crawl the test generates: 3 sites × 50 pages
+//! whose articles never repeat, each with a newsletter box inside the article and a "most read"
+//! rail that come back on every page of the site. The supervised model keeps the box (it reads
+//! as prose); site memory learns it from the site's earlier pages and drops it, keeps every
+//! article, marks the records, and saves its counts for a resumed run.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use article_pipeline::sink::{list_parts, read_part};
+use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
+use serde_json::Value;
+
+fn pipeline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
+}
+
+const WORDS: &[&str] = &[
+    "council",
+    "river",
+    "budget",
+    "school",
+    "harbor",
+    "festival",
+    "library",
+    "bridge",
+    "election",
+    "museum",
+    "storm",
+    "market",
+    "garden",
+    "station",
+    "hospital",
+    "orchestra",
+    "stadium",
+    "vineyard",
+    "factory",
+    "airport",
+    "island",
+    "teacher",
+    "mayor",
+    "farmer",
+    "nurse",
+    "pilot",
+    "driver",
+    "singer",
+    "painter",
+    "baker",
+];
+
+const SITES: [&str; 3] = ["harbor-daily.test", "valley-news.test", "metro-post.test"];
+
+fn box_text(site: &str) -> String {
+    format!(
+        "Sign up for the Morning Brief from {site} and get the stories everyone in town is talking about, \
+         delivered to your inbox before breakfast every single weekday morning"
+    )
+}
+
+fn rail_text(site: &str, i: usize) -> String {
+    format!("The most read story number {i} on {site} this week about the ferry timetable and parking rules")
+}
+
+/// A page of `site`: navigation, an article of six paragraphs unique to (`site`, `n`) with the
+/// site's newsletter box after its second paragraph, then the site's "most read" rail.
+fn page(site: usize, n: usize) -> String {
+    let mut s = (site * 1000 + n) as u64 * 7919 + 1;
+    let mut word = || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        WORDS[(s >> 33) as usize % WORDS.len()]
+    };
+    let host = SITES[site];
+    let mut body = String::new();
+    for p in 0..6 {
+        body.push_str(&format!("<p>Paragraph {p} of story {n}: "));
+        for _ in 0..45 {
+            body.push_str(word());
+            body.push(' ');
+        }
+        body.push_str("and more.</p>\n");
+        if p == 1 {
+            body.push_str(&format!("<div class=\"brief\"><p>{}</p></div>\n", box_text(host)));
+        }
+    }
+    let rail: String = (0..4).map(|i| format!("<li><p>{}</p></li>", rail_text(host, i))).collect();
+    format!(
+        "<!doctype html><html><head><title>Story {n} | {host}</title></head><body>\
+         <nav><a href=/>Home</a> <a href=/news>News</a></nav>\
+         <div class=\"story\"><h1>Story {n} of {host}</h1>{body}</div>\
+         <div class=\"rail\"><h2>Most read</h2><ul>{rail}</ul></div>\
+         <footer><a href=/about>About us</a></footer></body></html>"
+    )
+}
+
+/// The crawl, the sites' pages interleaved as a crawler fetches them.
+fn crawl(path: &Path) {
+    let mut w = WarcWriter::create(path, "test").unwrap();
+    for n in 0..50 {
+        for (site, host) in SITES.iter().enumerate() {
+            let html = page(site, n);
+            let mut response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n".to_vec();
+            response.extend_from_slice(html.as_bytes());
+            let url = format!("https://{host}/news/story-{n}");
+            let ex = Exchange {
+                url: &url,
+                date: "2026-11-22T10:00:00Z",
+                request: b"GET / HTTP/1.1\r\n\r\n",
+                response: &response,
+                ip: Some("127.0.0.1"),
+            };
+            w.write_exchange(&ex).unwrap();
+        }
+    }
+    w.finish().unwrap();
+}
+
+fn records(out: &Path) -> Vec<Value> {
+    list_parts(out).unwrap().iter().flat_map(|p| read_part(p).unwrap()).collect()
+}
+
+fn has_box(r: &Value) -> bool {
+    r["text"].as_str().unwrap().contains("Morning Brief")
+}
+
+#[test]
+fn site_memory_drops_the_furniture_a_site_repeats_and_keeps_every_article() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("crawl.warc.gz");
+    crawl(&warc);
+    let (with, without) = (dir.path().join("with"), dir.path().join("without"));
+    let w = warc.to_str().unwrap();
+    let o = pipeline(&["--warc", w, "--out", with.to_str().unwrap(), "--threads", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = pipeline(&["--warc", w, "--out", without.to_str().unwrap(), "--site-memory-pages", "0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (with, without) = (records(&with), records(&without));
+    assert_eq!((with.len(), without.len()), (150, 150));
+
+    // The supervised model keeps the box on (almost) every page.
+    let kept = without.iter().filter(|r| has_box(r)).count();
+    assert!(kept >= 140, "without site memory the box is kept on {kept} of 150 pages");
+    // Site memory drops it once a site has enough pages (the first pages of each site, and
+    // those extracted alongside them on the other thread, still have it).
+    let late: Vec<&Value> = with.iter().skip(30).collect();
+    let left = late.iter().filter(|r| has_box(r)).count();
+    assert_eq!(left, 0, "site memory leaves the box on {left} of the last 120 pages");
+    assert!(late.iter().all(|r| r["metadata"]["extraction"]["site_memory"] == true));
+    assert!(without.iter().all(|r| r["metadata"]["extraction"]["site_memory"] == false));
+    // Every article is whole: all six paragraphs of every page, with or without memory.
+    for (a, b) in with.iter().zip(&without) {
+        assert_eq!(a["metadata"]["url"], b["metadata"]["url"]);
+        for p in 0..6 {
+            let t = a["text"].as_str().unwrap();
+            assert!(
+                t.contains(&format!("Paragraph {p} of story")),
+                "{} lost paragraph {p}:\n{t}",
+                a["metadata"]["url"]
+            );
+        }
+    }
+    // The rail is outside the article: neither run keeps it.
+    assert!(with.iter().chain(&without).all(|r| !r["text"].as_str().unwrap().contains("most read story")));
+}
+
+#[test]
+fn site_memory_is_saved_with_the_run_and_a_resumed_run_starts_warm() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("crawl.warc.gz");
+    crawl(&warc);
+    let out = dir.path().join("out");
+    let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let saved = std::fs::read(out.join("site_memory.bin")).unwrap();
+    let options = article_pipeline::site_memory::SiteMemoryOptions::default();
+    let m = article_pipeline::site_memory::SiteMemory::from_bytes(&saved, options).unwrap();
+    assert_eq!(m.hosts(), 3);
+    assert_eq!(m.pages("harbor-daily.test"), 50);
+
+    // A damaged memory file is named, and the run refuses to resume from it (exit 2 is for
+    // usage; a state that cannot be read is a failure of the run).
+    std::fs::write(out.join("site_memory.bin"), b"garbage").unwrap();
+    let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", out.to_str().unwrap(), "--resume"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("site_memory.bin"), "{err}");
+}
+
+#[test]
+fn bad_site_memory_options_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("crawl.warc.gz");
+    crawl(&warc);
+    let out = dir.path().join("out");
+    let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", out.to_str().unwrap(), "--site-memory-share", "1.5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("site_memory.share"));
+    assert!(!out.join("state.json").exists());
+}
