@@ -47,7 +47,7 @@ pub struct SiteMemoryOptions {
 
 impl Default for SiteMemoryOptions {
     fn default() -> Self {
-        SiteMemoryOptions { min_pages: 3, share: 0.3, max_hosts: 10_000, max_blocks: 2048 }
+        SiteMemoryOptions { min_pages: 3, share: 0.3, max_hosts: 10_000, max_blocks: 1024 }
     }
 }
 

@@ -44,6 +44,10 @@ pub struct EvalArgs {
     /// any split, unlabelled; the second extracts the selected pages with them.
     #[command(flatten)]
     site_memory: SiteMemoryOptions,
+    /// The pages site memory counts, instead of every page of --manifest (say, the other
+    /// years of the scored sites).
+    #[arg(long, value_name = "MANIFEST")]
+    site_memory_pool: Vec<PathBuf>,
     #[command(flatten)]
     extractor: ExtractorArgs,
 }
@@ -56,8 +60,11 @@ pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
     let entries = dataset::read_manifests(&args.manifest, args.split.as_deref())?;
     anyhow::ensure!(!entries.is_empty(), "no pages selected from {:?} (split {:?})", args.manifest, args.split);
     // Site memory counts every page of the manifests, any split, unlabelled.
-    let site_pool =
-        if args.site_memory.enabled() { dataset::read_manifests(&args.manifest, None)? } else { Vec::new() };
+    let site_pool = match (args.site_memory.enabled(), args.site_memory_pool.is_empty()) {
+        (false, _) => Vec::new(),
+        (true, true) => dataset::read_manifests(&args.manifest, None)?,
+        (true, false) => dataset::read_manifests(&args.site_memory_pool, None)?,
+    };
     let block_metrics = args.block_metrics
         || matches!(args.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "largest-block");
     let (mut report, pages) = eval::evaluate_with_site(

@@ -28,6 +28,10 @@ pub struct PackArgs {
     /// Write the pages this many times (URLs get `?copy=N`), to make large benchmark inputs.
     #[arg(long, default_value_t = 1)]
     repeat: usize,
+    /// Spread the pages over this many hosts (`site-K.` before the base URL's host, page by
+    /// page in turn), to measure per-host state such as site memory; 0 keeps the base URL's.
+    #[arg(long, default_value_t = 0)]
+    hosts: usize,
 }
 
 pub fn exec(args: PackArgs) -> anyhow::Result<Outcome> {
@@ -40,9 +44,13 @@ pub fn exec(args: PackArgs) -> anyhow::Result<Outcome> {
         for page in &args.pages {
             let body = std::fs::read(page).with_context(|| format!("cannot read `{}`", page.display()))?;
             let name = page.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let base = match args.hosts {
+                0 => args.base_url.clone(),
+                n => args.base_url.replacen("://", &format!("://site-{}.", written % n), 1),
+            };
             let url = match copy {
-                0 => format!("{}{}", args.base_url, name),
-                _ => format!("{}{}?copy={copy}", args.base_url, name),
+                0 => format!("{base}{name}"),
+                _ => format!("{base}{name}?copy={copy}"),
             };
             let parsed = url::Url::parse(&url).ok();
             let host = parsed.as_ref().and_then(|u| u.host_str()).unwrap_or_default().to_string();

@@ -165,7 +165,8 @@ pub fn evaluate_with_site(
         for (key, b) in blocks.iter().flatten() {
             m.observe(key, b);
         }
-        m
+        let ids: std::collections::HashSet<&str> = counted.iter().map(|e| e.id.as_str()).collect();
+        (m, ids)
     });
     let wall = Instant::now();
     let pages: Vec<PageResult> = pool.install(|| {
@@ -173,7 +174,11 @@ pub fn evaluate_with_site(
             .par_iter()
             .map(|e| {
                 let key = site_key(e);
-                let site = memory.as_ref().zip(key.as_deref()).map(|(m, k)| (m.view_counted(k), m.options()));
+                let site = memory.as_ref().zip(key.as_deref()).map(|((m, ids), k)| {
+                    // A page of the pool is in the counts: judge it without its own blocks.
+                    let view = if ids.contains(e.id.as_str()) { m.view_counted(k) } else { m.view(k) };
+                    (view, m.options())
+                });
                 evaluate_page(extractor, e, block_metrics, site.as_ref().map(|(v, o)| (v as &dyn SiteView, *o)))
             })
             .collect()
