@@ -24,30 +24,35 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::html::{Token, TokenKind, tags};
 
-/// The knobs of site memory, declared once: `[site_memory]` in the config file, the flags of
-/// `pipeline --warc/--feeds` and `eval`, and Python all take this struct.
+/// The knobs of site memory, declared once: `[site_memory]` in the config file and the flags of
+/// `pipeline --warc/--feeds`, `eval` and `bootstrap` take this struct (clap ids
+/// `site_memory_<field>`, apart from the commands' own options).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, default)]
 pub struct SiteMemoryOptions {
     /// Use site memory once a host has this many pages in memory; 0 turns it off (the memory
     /// is neither learned nor used). Default 3 with [`share`](Self::share) 0.3, chosen by
     /// leave-one-dataset-out over big9 and the dragnet sites (README, "Site memory").
-    #[arg(long = "site-memory-pages", default_value_t = SiteMemoryOptions::default().min_pages)]
+    #[arg(long = "site-memory-pages", id = "site_memory_min_pages", default_value_t = SiteMemoryOptions::default().min_pages)]
     pub min_pages: u32,
     /// A block on at least this share of a host's pages is the site's furniture.
-    #[arg(long = "site-memory-share", default_value_t = SiteMemoryOptions::default().share)]
+    #[arg(long = "site-memory-share", id = "site_memory_share", default_value_t = SiteMemoryOptions::default().share)]
     pub share: f64,
     /// Hosts kept in memory; the least recently used is forgotten first.
-    #[arg(long = "site-memory-hosts", default_value_t = SiteMemoryOptions::default().max_hosts)]
+    #[arg(long = "site-memory-hosts", id = "site_memory_max_hosts", default_value_t = SiteMemoryOptions::default().max_hosts)]
     pub max_hosts: usize,
     /// Block counts kept per host.
-    #[arg(long = "site-memory-blocks", default_value_t = SiteMemoryOptions::default().max_blocks)]
+    #[arg(long = "site-memory-blocks", id = "site_memory_max_blocks", default_value_t = SiteMemoryOptions::default().max_blocks)]
     pub max_blocks: usize,
+    /// Start from this memory (written by `pipeline bootstrap --site-memory-out`, or a run's
+    /// `site_memory.bin`) instead of an empty one; a resumed run starts from its own.
+    #[arg(long = "site-memory-from", id = "site_memory_from", value_name = "FILE")]
+    pub from: Option<std::path::PathBuf>,
 }
 
 impl Default for SiteMemoryOptions {
     fn default() -> Self {
-        SiteMemoryOptions { min_pages: 3, share: 0.3, max_hosts: 10_000, max_blocks: 1024 }
+        SiteMemoryOptions { min_pages: 3, share: 0.3, max_hosts: 10_000, max_blocks: 1024, from: None }
     }
 }
 
@@ -63,6 +68,11 @@ impl SiteMemoryOptions {
         }
         if self.min_pages > 0 && self.max_blocks < 16 {
             out.push(format!("site_memory.max_blocks must be at least 16, got {}", self.max_blocks));
+        }
+        if let Some(f) = &self.from
+            && !f.is_file()
+        {
+            out.push(format!("site_memory.from: `{}` is not a file", f.display()));
         }
         out
     }

@@ -235,13 +235,73 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     assert!(stderr.contains("60 pages from 2 source(s)"), "{stderr}");
     assert!(std::fs::read(&from_warc).unwrap() == std::fs::read(&model).unwrap(), "WARC and folder pools differ");
 
-    // Too few pages per source: a clear refusal.
+    // Too few pages per source to self-train on: a clear refusal.
     let few = dir.path().join("few");
     std::fs::create_dir(&few).unwrap();
     for n in 0..3 {
         std::fs::write(few.join(format!("{n}.html")), page("a.test", n, 0).0).unwrap();
     }
-    let o = pipeline(&["bootstrap", "--unlabeled", few.to_str().unwrap(), "--out", model.to_str().unwrap()]);
+    let o = pipeline(&[
+        "bootstrap",
+        "--unlabeled",
+        few.to_str().unwrap(),
+        "--out",
+        model.to_str().unwrap(),
+        "--iterations",
+        "2",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--min-pages"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The default bootstrap keeps the supervised model (self-training is off unless
+/// `--iterations N`) and writes the pool's site memory, which a crawl run then starts from:
+/// its first pages are judged by the site's furniture already.
+#[test]
+fn the_default_bootstrap_keeps_the_model_and_hands_its_site_memory_to_a_crawl() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut warcs = Vec::new();
+    for site in ["a.test", "b.test"] {
+        let pages = dir.path().join(site);
+        std::fs::create_dir(&pages).unwrap();
+        let mut files = Vec::new();
+        for n in 0..12 {
+            let path = pages.join(format!("{n:02}.html"));
+            std::fs::write(&path, page(site, n, 0).0).unwrap();
+            files.push(path.display().to_string());
+        }
+        let warc = dir.path().join(format!("{site}.warc.gz"));
+        let base = format!("https://{site}/story/");
+        let mut args = vec!["pack-warc", "--out", warc.to_str().unwrap(), "--base-url", &base];
+        args.extend(files.iter().map(String::as_str));
+        let o = pipeline(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        warcs.push(warc.display().to_string());
+    }
+    let model = dir.path().join("adapted.nbm");
+    let o = pipeline(&["bootstrap", "--unlabeled", &warcs[0], &warcs[1], "--out", model.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("self-training off") && stderr.contains("site memory: 2 host(s)"), "{stderr}");
+    assert!(std::fs::read(&model).unwrap() == article_pipeline::methods::nb::DEFAULT_MODEL, "model changed");
+    let memory = dir.path().join("adapted.nbm.sitemem");
+    let options = article_pipeline::site_memory::SiteMemoryOptions::default();
+    let m = article_pipeline::site_memory::SiteMemory::from_bytes(&std::fs::read(&memory).unwrap(), options).unwrap();
+    assert_eq!((m.pages("a.test"), m.pages("b.test")), (12, 12));
+
+    let first_record = |extra: &[&str]| {
+        let out = tempfile::tempdir().unwrap();
+        let mut args = vec!["--warc", &warcs[0], "--out", out.path().to_str().unwrap(), "--threads", "1"];
+        args.extend(extra);
+        let o = pipeline(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let parts = article_pipeline::sink::list_parts(out.path()).unwrap();
+        article_pipeline::sink::read_part(&parts[0]).unwrap().remove(0)
+    };
+    assert_eq!(first_record(&[])["metadata"]["extraction"]["site_memory"], false, "a cold memory knows nothing yet");
+    let warm = first_record(&["--site-memory-from", memory.to_str().unwrap()]);
+    assert_eq!(
+        warm["metadata"]["extraction"]["site_memory"], true,
+        "the bootstrap's memory applies from the first page"
+    );
 }

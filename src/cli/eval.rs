@@ -55,6 +55,10 @@ pub struct EvalArgs {
 pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
     let problems = args.site_memory.problems();
     anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));
+    anyhow::ensure!(
+        args.site_memory.from.is_none(),
+        "eval counts its own pool (the manifests, or --site-memory-pool); --site-memory-from is for crawl runs"
+    );
     let (scorer, options) = args.extractor.build()?;
     let extractor = Extractor::new(scorer.as_ref(), options);
     let entries = dataset::read_manifests(&args.manifest, args.split.as_deref())?;

@@ -219,7 +219,7 @@ impl RunArgs {
         c.extractor.options = ExtractOptions::deserialize(toml::Value::Table(merged))?;
         let flags = toml::Table::try_from(&self.site_memory)?;
         let mut merged = toml::Table::try_from(&c.site_memory)?;
-        for (key, value) in flags.iter().filter(|(k, _)| given.contains(k)) {
+        for (key, value) in flags.iter().filter(|(k, _)| given.contains(&format!("site_memory_{k}"))) {
             merged.insert(key.clone(), value.clone());
         }
         c.site_memory = SiteMemoryOptions::deserialize(toml::Value::Table(merged))?;

@@ -13,11 +13,13 @@ use crate::dataset::{self, ManifestError};
 use crate::eval;
 use crate::extract::{ExtractOptions, Extractor};
 use crate::features::FeatureSet;
+use crate::html::{TokenizerOptions, tokenize};
 use crate::methods::nb::DEFAULT_MODEL;
 use crate::methods::nb::bootstrap::{self, BootstrapError, BootstrapOptions, GroupBy, PoolPage, SourceGrouper};
 use crate::methods::nb::model::{NbModel, NbScorer};
 use crate::methods::{ScorerError, read_model};
 use crate::scoring::Scorer;
+use crate::site_memory::{self, SiteMemory, SiteMemoryOptions};
 use crate::sources::{self, SourceEvent};
 
 /// What to adapt, from what, and where to.
@@ -47,6 +49,12 @@ pub struct BootstrapRun {
     pub cache_dir: Option<PathBuf>,
     /// Evaluation threads (0 = one per core).
     pub threads: usize,
+    /// The site memory counted over the pool (what repeats across a host's pages), written to
+    /// [`site_memory_out`](Self::site_memory_out) for crawl runs to start from
+    /// (`--site-memory-from`); `min_pages` 0 turns it off.
+    pub site_memory: SiteMemoryOptions,
+    /// Where the site memory goes (`None`: `out` with `.sitemem` added).
+    pub site_memory_out: Option<PathBuf>,
 }
 
 /// What the run did besides writing the model.
@@ -166,12 +174,41 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         (*log.borrow_mut())(&format!("error: {message}"));
         failed.set(failed.get() + 1);
     };
-    let pages = pool_pages(inputs, &grouper, &fail);
+    let memory = RefCell::new(r.site_memory.enabled().then(|| SiteMemory::new(r.site_memory.clone())));
+    let observe = |key: Option<String>, html: &[u8]| {
+        if let (Some(m), Some(key)) = (memory.borrow_mut().as_mut(), key) {
+            let topts = TokenizerOptions { lenient_raw_text: true, ..TokenizerOptions::default() };
+            if let Ok(t) = tokenize(html, topts) {
+                let hashes: Vec<u64> = site_memory::blocks(&t.page, &t.sink).iter().map(|b| b.hash).collect();
+                m.observe(&key, &hashes);
+            }
+        }
+    };
+    let pages = pool_pages(inputs, &grouper, &fail, &observe);
+    let say = |line: &str| (*log.borrow_mut())(line);
+    if opts.iterations == 0 {
+        // Self-training off: the pool is read for the site memory only.
+        let n = pages.count();
+        let failed = failed.get();
+        say(&format!("pool: {n} pages read in {:.1} s ({failed} unreadable or unparsable)", t.elapsed().as_secs_f64()));
+        write_site_memory(r, memory.borrow().as_ref(), &say)?;
+        let bytes = match &r.model {
+            Some(p) => std::fs::read(p).map_err(|source| BootstrapRunError::Io { path: p.clone(), source })?,
+            None => DEFAULT_MODEL.to_vec(),
+        };
+        std::fs::write(&r.out, bytes).map_err(|source| BootstrapRunError::Io { path: r.out.clone(), source })?;
+        say(&format!(
+            "self-training off (--iterations 0, the default: on big9 and dragnet it lowers F1, models/README.md): \
+             the supervised model {base_id} is kept -> {}",
+            r.out.display()
+        ));
+        return Ok(BootstrapSummary { failed });
+    }
     let cache = bootstrap::build_cache(pages, base.header.features, opts.min_pages, &cache_path).inspect_err(|_| {
         let _ = std::fs::remove_file(&cache_path);
     })?;
     let failed = failed.get();
-    let say = |line: &str| (*log.borrow_mut())(line);
+    write_site_memory(r, memory.borrow().as_ref(), &say)?;
     let mut sizes: BTreeMap<&str, usize> = BTreeMap::new();
     for &g in &cache.groups {
         *sizes.entry(cache.group_names[g as usize].as_str()).or_default() += 1;
@@ -228,17 +265,41 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
     Ok(BootstrapSummary { failed })
 }
 
+/// Writes the pool's site memory, if counted, where the run says.
+fn write_site_memory(
+    r: &BootstrapRun,
+    memory: Option<&SiteMemory>,
+    say: &dyn Fn(&str),
+) -> Result<(), BootstrapRunError> {
+    let Some(m) = memory else { return Ok(()) };
+    let path = r.site_memory_out.clone().unwrap_or_else(|| {
+        let mut p = r.out.clone().into_os_string();
+        p.push(".sitemem");
+        PathBuf::from(p)
+    });
+    std::fs::write(&path, m.to_bytes()).map_err(|source| BootstrapRunError::Io { path: path.clone(), source })?;
+    say(&format!(
+        "site memory: {} host(s) -> {} (crawl runs start from it with --site-memory-from)",
+        m.hosts(),
+        path.display()
+    ));
+    Ok(())
+}
+
 /// The pool's pages in input order, each with its source; unreadable inputs and damaged records
-/// go to `fail`.
+/// go to `fail`; each page is also handed to `observe` with its site memory key (the manifest's
+/// `site`, else its URL's host).
 fn pool_pages<'a>(
     inputs: Vec<PoolInput>,
     grouper: &'a RefCell<SourceGrouper>,
     fail: &'a dyn Fn(String),
+    observe: &'a dyn Fn(Option<String>, &[u8]),
 ) -> impl Iterator<Item = PoolPage> + 'a {
     inputs.into_iter().flat_map(move |item| -> Box<dyn Iterator<Item = PoolPage> + 'a> {
         match item {
             PoolInput::File { path, url, site } => match std::fs::read(&path) {
                 Ok(html) => {
+                    observe(site.clone().or_else(|| url.as_deref().and_then(site_memory::host_key)), &html);
                     let group = grouper.borrow_mut().group(url.as_deref(), site.as_deref(), &html);
                     Box::new(std::iter::once(PoolPage { group, html }))
                 }
@@ -250,6 +311,7 @@ fn pool_pages<'a>(
             PoolInput::Warc(path) => match sources::warc_events(&path) {
                 Ok(events) => Box::new(events.filter_map(move |ev| match ev {
                     SourceEvent::Page(p) => {
+                        observe(site_memory::host_key(&p.url), &p.body);
                         let group = grouper.borrow_mut().group(Some(&p.url), None, &p.body);
                         Some(PoolPage { group, html: p.body })
                     }

@@ -254,7 +254,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("run", &["threads", "resume", "shard", "s3_endpoint", "staging"]),
     ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
-    ("site_memory", &["min_pages", "share", "max_hosts", "max_blocks"]),
+    ("site_memory", &["min_pages", "share", "max_hosts", "max_blocks", "from"]),
 ];
 
 /// Why `table.key = value` is not accepted, if it is not: the table's struct is read from a

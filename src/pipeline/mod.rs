@@ -288,14 +288,16 @@ impl RunContext<'_> {
         if !self.site_memory.enabled() {
             return Ok(None);
         }
-        let path = self.out.join(SITE_MEMORY_FILE);
-        if self.resume && path.exists() {
-            let err = |message: String| PipelineError::State { path: path.clone(), message };
-            let bytes = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
-            let m = SiteMemory::from_bytes(&bytes, self.site_memory.clone()).map_err(err)?;
-            return Ok(Some(m));
-        }
-        Ok(Some(SiteMemory::new(self.site_memory.clone())))
+        let saved = self.out.join(SITE_MEMORY_FILE);
+        let path = match &self.site_memory.from {
+            _ if self.resume && saved.exists() => saved,
+            Some(from) => from.clone(),
+            None => return Ok(Some(SiteMemory::new(self.site_memory.clone()))),
+        };
+        let err = |message: String| PipelineError::State { path: path.clone(), message };
+        let bytes = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
+        let m = SiteMemory::from_bytes(&bytes, self.site_memory.clone()).map_err(err)?;
+        Ok(Some(m))
     }
 
     /// Runs the stages, then writes `OUT/stats.json`; returns the (cumulative) stats.
