@@ -8,9 +8,20 @@ and the records go to Parquet.
 
 Each executor needs the package (`pip install ./python`). Paths are local files here; a
 cluster reads them from a shared file system.
+
+Python of the workers: Spark starts them with `PYSPARK_PYTHON`, else the `python3` on the
+PATH, which need not be the interpreter that has the package (started as
+`.venv/bin/python examples/python/spark_warc.py …` without activating the venv, the workers
+would fail with `ModuleNotFoundError: article_pipeline`). In local mode this script sets
+`PYSPARK_PYTHON` (and `PYSPARK_DRIVER_PYTHON`) to its own interpreter unless they are set.
+On a cluster, install the package on every node and point `spark.pyspark.python` (or
+`PYSPARK_PYTHON` in `spark-env.sh`) at that interpreter, or ship a packed environment with
+`--archives` (conda-pack / venv-pack).
 """
 
 import argparse
+import os
+import sys
 
 from pyspark.sql import SparkSession
 from pyspark.sql.types import LongType, StringType, StructField, StructType
@@ -73,6 +84,13 @@ def main() -> None:
     ap.add_argument("--master", default=None, help='e.g. "local[2]" when run with python')
     ap.add_argument("--partitions", type=int, default=0)
     args = ap.parse_args()
+    # Started by `python` (not spark-submit, which sets PYSPARK_GATEWAY_PORT) without --master,
+    # Spark runs locally too.
+    local = args.master.startswith("local") if args.master else "PYSPARK_GATEWAY_PORT" not in os.environ
+    if local:
+        # The workers run on this machine: give them this interpreter, the one with the package.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("article-pipeline-warc")
     if args.master:
         builder = builder.master(args.master)

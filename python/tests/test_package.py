@@ -179,6 +179,24 @@ def test_the_datatrove_example_runs_on_generated_warcs(tmp_path, pipeline_bin, p
 
 
 
+def test_datatrove_takes_every_page_pack_warc_writes(tmp_path, pipeline_bin):
+    # libmagic calls a page of bare markup text/plain; without WARC-Identified-Payload-Type
+    # datatrove's WarcReader sniffs and drops it.
+    from datatrove.pipeline.readers import WarcReader
+    from conftest import pack_warc
+
+    import magic
+
+    page = tmp_path / "bare.html"
+    page.write_bytes(b"<div class=story><p>The council voted on the harbour budget last night.</p></div>")
+    assert magic.from_buffer(page.read_bytes(), mime=True) == "text/plain"
+    src = tmp_path / "in"
+    src.mkdir()
+    pack_warc(pipeline_bin, src / "a.warc.gz", [page], "http://a.test/")
+    docs = list(WarcReader(str(src), glob_pattern="*.warc.gz").run())
+    assert [d.metadata["url"] for d in docs] == ["http://a.test/bare.html"]
+
+
 def test_a_warc_over_http_reads_like_the_local_file(example_warc):
     import functools
     import http.server

@@ -11,6 +11,8 @@ use sha1::{Digest, Sha1};
 
 /// A WARC file being written.
 pub struct WarcWriter {
+    /// The `WARC-Record-ID` of the file's warcinfo record, named by every record after it.
+    warcinfo_id: String,
     path: PathBuf,
     out: BufWriter<File>,
     written: u64,
@@ -33,12 +35,23 @@ impl WarcWriter {
     /// Creates `path` and writes a `warcinfo` record.
     pub fn create(path: &Path, software: &str) -> io::Result<Self> {
         let file = File::create(path)?;
-        let mut w = WarcWriter { path: path.to_path_buf(), out: BufWriter::new(file), written: 0 };
+        let warcinfo_id = new_record_id();
+        let mut w = WarcWriter {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+            written: 0,
+            warcinfo_id: warcinfo_id.clone(),
+        };
         let info = format!("software: {software}\r\nformat: WARC File Format 1.1\r\n");
         let date = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let filename = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         w.write_record(
-            &[("WARC-Type", "warcinfo"), ("WARC-Date", &date), ("WARC-Filename", &filename)],
+            &[
+                ("WARC-Type", "warcinfo"),
+                ("WARC-Date", &date),
+                ("WARC-Filename", &filename),
+                ("WARC-Record-ID", &warcinfo_id),
+            ],
             "application/warc-fields",
             info.as_bytes(),
             None,
@@ -64,6 +77,7 @@ impl WarcWriter {
                 ("WARC-Target-URI", ex.url),
                 ("WARC-Date", ex.date),
                 ("WARC-Record-ID", &request_id),
+                ("WARC-Warcinfo-ID", &self.warcinfo_id.clone()),
             ],
             "application/http; msgtype=request",
             ex.request,
@@ -80,7 +94,15 @@ impl WarcWriter {
         if let Some(ip) = ex.ip {
             headers.push(("WARC-IP-Address", ip));
         }
-        let payload = memchr::memmem::find(ex.response, b"\r\n\r\n").map_or(&[][..], |i| &ex.response[i + 4..]);
+        let warcinfo_id = self.warcinfo_id.clone();
+        headers.push(("WARC-Warcinfo-ID", &warcinfo_id));
+        let split = memchr::memmem::find(ex.response, b"\r\n\r\n");
+        let payload = split.map_or(&[][..], |i| &ex.response[i + 4..]);
+        let head = split.map_or(ex.response, |i| &ex.response[..i]);
+        // Common Crawl's header for the payload's type, which readers such as datatrove's
+        // WarcReader use to pick HTML records (they sniff with libmagic without it).
+        let identified = identified_payload_type(head, payload);
+        headers.push(("WARC-Identified-Payload-Type", &identified));
         let offset = self.write_record(&headers, "application/http; msgtype=response", ex.response, Some(payload))?;
         Ok((offset, response_id))
     }
@@ -163,6 +185,29 @@ fn base32(data: &[u8]) -> String {
     out
 }
 
+/// The media type of a response's payload, as Common Crawl's `WARC-Identified-Payload-Type`:
+/// the `Content-Type` the server sent (lower case, without parameters), else `text/html` for a
+/// payload that opens like markup, else `application/octet-stream`.
+fn identified_payload_type(head: &[u8], payload: &[u8]) -> String {
+    let head = String::from_utf8_lossy(head);
+    let declared = head.lines().skip(1).find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim()
+            .eq_ignore_ascii_case("content-type")
+            .then(|| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+    });
+    if let Some(t) = declared.filter(|t| t.contains('/')) {
+        return t;
+    }
+    let start = payload.iter().position(|b| !b.is_ascii_whitespace()).map_or(&[][..], |i| &payload[i..]);
+    let start = &start[..start.len().min(64)];
+    if start.first() == Some(&b'<') && !start.to_ascii_lowercase().starts_with(b"<?xml") {
+        "text/html".to_string()
+    } else {
+        "application/octet-stream".to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +218,37 @@ mod tests {
         assert_eq!(base32(b"foobar"), "MZXW6YTBOI======");
         assert_eq!(base32(b"fooba"), "MZXW6YTB");
         assert_eq!(sha1_digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+    }
+
+    #[test]
+    fn the_payload_type_is_the_declared_one_else_sniffed() {
+        let t = |head: &str, body: &str| identified_payload_type(head.as_bytes(), body.as_bytes());
+        assert_eq!(t("HTTP/1.1 200 OK\r\nContent-Type: Text/HTML; charset=utf-8", "x"), "text/html");
+        assert_eq!(t("HTTP/1.1 200 OK\r\ncontent-type: application/pdf", "<html>"), "application/pdf");
+        assert_eq!(t("HTTP/1.1 200 OK", "\n  <!doctype html><p>x"), "text/html");
+        assert_eq!(t("HTTP/1.1 200 OK", "<?xml version='1.0'?><rss/>"), "application/octet-stream");
+        assert_eq!(t("HTTP/1.1 200 OK\r\nContent-Type: nonsense", "%PDF"), "application/octet-stream");
+    }
+
+    #[test]
+    fn responses_name_their_payload_type_and_warcinfo() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.warc.gz");
+        let mut w = WarcWriter::create(&path, "test").unwrap();
+        let ex = Exchange {
+            url: "https://a.test/",
+            date: "2026-11-26T00:00:00Z",
+            request: b"GET / HTTP/1.1\r\n\r\n",
+            response: b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>hi</p>",
+            ip: None,
+        };
+        w.write_exchange(&ex).unwrap();
+        w.finish().unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(File::open(&path).unwrap()), &mut text)
+            .unwrap();
+        let info_id = text.lines().find_map(|l| l.strip_prefix("WARC-Record-ID: ")).unwrap();
+        assert_eq!(text.matches(&format!("WARC-Warcinfo-ID: {info_id}")).count(), 2, "{text}");
+        assert!(text.contains("WARC-Identified-Payload-Type: text/html\r\n"), "{text}");
     }
 }
