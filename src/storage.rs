@@ -195,7 +195,7 @@ pub fn list_warcs(prefix: &S3Url) -> Result<Vec<S3Url>, StorageError> {
     Ok(list(prefix)?
         .into_iter()
         .map(|(u, _)| u)
-        .filter(|u| u.key.ends_with(".warc") || u.key.ends_with(".warc.gz"))
+        .filter(|u| [".warc", ".warc.gz", ".arc", ".arc.gz"].iter().any(|e| u.key.ends_with(e)))
         .collect())
 }
 

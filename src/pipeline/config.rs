@@ -560,6 +560,7 @@ mod tests {
                 staging: Some("s".into()),
                 ..RunConfig::default()
             },
+            site_memory: SiteMemoryOptions { from: Some("m.sitemem".into()), ..SiteMemoryOptions::default() },
             ..PipelineConfig::default()
         };
         let value = toml::Value::try_from(&full).unwrap();

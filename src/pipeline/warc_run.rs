@@ -128,7 +128,7 @@ pub fn expand_inputs(config: &WarcConfig) -> Result<Vec<PathBuf>, PipelineError>
                 .map(|e| e.path())
                 .filter(|f| {
                     let n = f.to_string_lossy();
-                    n.ends_with(".warc") || n.ends_with(".warc.gz")
+                    n.ends_with(".warc") || n.ends_with(".warc.gz") || n.ends_with(".arc") || n.ends_with(".arc.gz")
                 })
                 .collect();
             inside.sort();

@@ -1,5 +1,11 @@
 //! Reading WARC files (`.warc`, and `.warc.gz` made of gzip members, one per record as the
-//! standard recommends, or one member for the whole file).
+//! standard recommends, or one member for the whole file), and the Internet Archive's ARC
+//! files (`.arc`, `.arc.gz`, version 1 and 2), recognised by their first line
+//! (`filedesc://…`). An ARC record (a line `URL IP-address Archive-date Content-type
+//! [… v2 fields] Archive-length`, then that many bytes) is handed out as the WARC record it
+//! would be (`response` for an HTTP URL, with `WARC-Target-URI`, `WARC-Date` and an
+//! `application/http` block), so everything downstream, offsets and resume included, is the
+//! same for both formats.
 //!
 //! A hand-written reader rather than the `warc` crate: it must report each record's byte
 //! offset (of its gzip member, as CDX indexes do), stream record blocks with a cap, and
@@ -259,12 +265,18 @@ struct Input {
     len: usize,
     /// Plain files: file offset of `buf[0]`.
     base: u64,
+    /// An error met while looking past the end of a record into the next gzip member: it is
+    /// that member's, handed out by the next read, not the record's (see `finish_member`).
+    deferred: Option<io::Error>,
 }
 
 impl Input {
     fn fill(&mut self) -> io::Result<bool> {
         if self.pos < self.len {
             return Ok(true);
+        }
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
         }
         let n = match &mut self.src {
             Decompressed::Plain(r) => {
@@ -329,8 +341,23 @@ impl Input {
             while self.pos < self.len && self.buf[self.pos].is_ascii_whitespace() {
                 self.pos += 1;
             }
-            if self.pos < self.len || !self.fill()? {
+            if self.pos < self.len {
                 return Ok(());
+            }
+            match self.fill() {
+                Ok(false) => return Ok(()),
+                Ok(true) => {}
+                // The next member is damaged or cut short: this record is whole (its member
+                // ended), the error is the next record's, handed out by the next read.
+                Err(e)
+                    if e.get_ref()
+                        .and_then(|i| i.downcast_ref::<MemberError>())
+                        .is_some_and(|m| m.offset != member) =>
+                {
+                    self.deferred = Some(e);
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
             }
             if matches!(&self.src, Decompressed::Gz(g) if g.member != member) {
                 return Ok(());
@@ -366,6 +393,10 @@ pub struct WarcReader {
     line: Vec<u8>,
     /// A version line found after damaged bytes, read on the next call.
     pending_version: Option<(u64, String)>,
+    /// The file is an ARC file (decided by its first line; `None` before it is read).
+    arc: Option<bool>,
+    /// An ARC record line found after damaged bytes, read on the next call.
+    pending_arc: Option<(u64, ArcHead)>,
     done: bool,
 }
 
@@ -398,11 +429,13 @@ impl WarcReader {
         };
         Ok(WarcReader {
             path: name.to_path_buf(),
-            input: Input { src, buf: vec![0; 1 << 18], pos: 0, len: 0, base: 0 },
+            input: Input { src, buf: vec![0; 1 << 18], pos: 0, len: 0, base: 0, deferred: None },
             limits,
             keep: Box::new(keep),
             line: Vec::with_capacity(256),
             pending_version: None,
+            arc: None,
+            pending_arc: None,
             done: false,
         })
     }
@@ -435,7 +468,8 @@ impl WarcReader {
                 Ok(o) => o,
                 Err(e) => return Some(Err(self.io_err(0, e))),
             };
-            match self.input.read_line(&mut self.line, 64) {
+            // An ARC record line holds a URL: room for long ones, still bounded.
+            match self.input.read_line(&mut self.line, MAX_RECORD_LINE) {
                 Ok(false) => {
                     self.done = true;
                     return skipped_garbage
@@ -444,7 +478,20 @@ impl WarcReader {
                 Ok(true) => {}
                 Err(e) => return Some(Err(self.io_err(offset, e))),
             }
-            if self.line.starts_with(b"WARC/") {
+            if self.arc.is_none() && !self.line.iter().all(u8::is_ascii_whitespace) {
+                self.arc = Some(self.line.starts_with(b"filedesc://"));
+            }
+            if self.arc == Some(true) {
+                if let Some(head) = ArcHead::parse(&self.line) {
+                    if let Some(o) = skipped_garbage {
+                        self.pending_arc = Some((offset, head));
+                        return Some(
+                            Err(self.err(o, RecordProblem::Header("bytes that are not an ARC record".into()))),
+                        );
+                    }
+                    return Some(self.read_arc(offset, head));
+                }
+            } else if self.line.starts_with(b"WARC/") {
                 break;
             }
             if !self.line.iter().all(u8::is_ascii_whitespace) && skipped_garbage.is_none() {
@@ -543,6 +590,99 @@ impl WarcReader {
     }
 }
 
+impl WarcReader {
+    /// Reads the block of an ARC record whose line was `head`, as a WARC record.
+    fn read_arc(&mut self, offset: u64, head: ArcHead) -> Result<WarcRecord, WarcError> {
+        let mut rec =
+            WarcRecord { offset, version: "ARC".into(), content_length: head.length, ..WarcRecord::default() };
+        let http = head.url.starts_with("http://") || head.url.starts_with("https://");
+        let kind = if head.url.starts_with("filedesc:") {
+            "warcinfo"
+        } else if http {
+            "response"
+        } else {
+            "resource"
+        };
+        let id = format!("arc:{:016x}", xxhash_rust::xxh3::xxh3_64(format!("{} {}", head.url, head.date).as_bytes()));
+        rec.headers = vec![
+            ("WARC-Type".into(), kind.into()),
+            ("WARC-Target-URI".into(), head.url.clone()),
+            ("WARC-Record-ID".into(), id),
+            ("Content-Type".into(), if http { "application/http; msgtype=response".into() } else { head.mime.clone() }),
+            ("Content-Length".into(), head.length.to_string()),
+        ];
+        if let Some(date) = head.iso_date() {
+            rec.headers.push(("WARC-Date".into(), date));
+        }
+        if head.ip != "-" && !head.ip.is_empty() {
+            rec.headers.push(("WARC-IP-Address".into(), head.ip.clone()));
+        }
+        let keep = (self.keep)(&rec);
+        let fits = head.length <= self.limits.max_block_bytes as u64;
+        rec.block_too_large = keep && !fits;
+        let mut block = Vec::new();
+        let got = match self.input.read_block(head.length, (keep && fits).then_some(&mut block)) {
+            Ok(n) => n,
+            Err(e) => return Err(self.io_err(offset, e)),
+        };
+        if got < head.length {
+            self.done = true;
+            return Err(self.err(offset, RecordProblem::Truncated));
+        }
+        if let Err(e) = self.input.finish_member() {
+            return Err(self.io_err(offset, e));
+        }
+        rec.block = block;
+        Ok(rec)
+    }
+}
+
+/// Bytes of a record's first line read (a WARC version line, an ARC record line with its URL).
+const MAX_RECORD_LINE: usize = 8 << 10;
+
+/// The line that opens an ARC record: `URL IP-address Archive-date Content-type Archive-length`
+/// (version 1) or the ten fields of version 2 (`… Result-code Checksum Location Offset
+/// Filename Archive-length`); the length is the last field either way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArcHead {
+    url: String,
+    ip: String,
+    /// `YYYYMMDDhhmmss` (shorter forms are allowed by old files).
+    date: String,
+    mime: String,
+    length: u64,
+}
+
+impl ArcHead {
+    /// A record line, or None for anything else (damage, a block's text): five or ten fields,
+    /// a date of 8 to 14 digits, a length that is a number.
+    fn parse(line: &[u8]) -> Option<ArcHead> {
+        let text = std::str::from_utf8(line).ok()?;
+        let f: Vec<&str> = text.split_ascii_whitespace().collect();
+        if f.len() != 5 && f.len() != 10 {
+            return None;
+        }
+        let date = f[2];
+        if !(8..=14).contains(&date.len()) || !date.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        if !f[0].contains(':') {
+            return None;
+        }
+        let length = f[f.len() - 1].parse().ok()?;
+        Some(ArcHead { url: f[0].into(), ip: f[1].into(), date: date.into(), mime: f[3].into(), length })
+    }
+
+    /// The date as RFC 3339 UTC (`1996-09-23T14:21:03Z`), missing parts as zeros.
+    fn iso_date(&self) -> Option<String> {
+        let d = format!("{:0<14}", self.date);
+        let n = |r: std::ops::Range<usize>| d.get(r).and_then(|x| x.parse::<u32>().ok());
+        let (y, mo, da, h, mi, se) = (n(0..4)?, n(4..6)?, n(6..8)?, n(8..10)?, n(10..12)?, n(12..14)?);
+        chrono::NaiveDate::from_ymd_opt(y as i32, mo, da)?.and_hms_opt(h, mi, se)?;
+        Some(format!("{y:04}-{mo:02}-{da:02}T{h:02}:{mi:02}:{se:02}Z"))
+    }
+}
+
 impl Iterator for WarcReader {
     type Item = Result<WarcRecord, WarcError>;
 
@@ -552,6 +692,9 @@ impl Iterator for WarcReader {
         }
         if let Some((offset, version)) = self.pending_version.take() {
             return Some(self.read_rest(offset, version));
+        }
+        if let Some((offset, head)) = self.pending_arc.take() {
+            return Some(self.read_arc(offset, head));
         }
         self.next_record()
     }
@@ -771,6 +914,133 @@ mod tests {
             );
             // warcinfo + 4 requests + 4 responses: every record is one event.
             assert_eq!(out.len(), 9, "victim {victim}");
+        }
+    }
+
+    /// An ARC v1 file: its filedesc record, `n` HTTP responses and a dns: record, each record
+    /// its own gzip member when `gz`; returns the bytes and the offsets of the responses.
+    fn arc_file(n: usize, gz: bool) -> (Vec<u8>, Vec<u64>) {
+        let desc = b"1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n";
+        let mut records: Vec<Vec<u8>> = Vec::new();
+        let mut head = format!("filedesc://t.arc 0.0.0.0 19960923142103 text/plain {}\n", desc.len()).into_bytes();
+        head.extend_from_slice(desc);
+        head.push(b'\n');
+        records.push(head);
+        for i in 0..n {
+            let body = response(i);
+            let mut r =
+                format!("http://example.com/{i} 10.0.0.1 1996092314{i:02}03 text/html {}\n", body.len()).into_bytes();
+            r.extend_from_slice(&body);
+            r.push(b'\n');
+            records.push(r);
+        }
+        records.push(b"dns:example.com 10.0.0.2 19960923142200 text/dns 11\n10.0.0.1\n\n\n".to_vec());
+        let mut out = Vec::new();
+        let mut offsets = Vec::new();
+        for (k, r) in records.iter().enumerate() {
+            if (1..=n).contains(&k) {
+                offsets.push(out.len() as u64);
+            }
+            if gz {
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(r).unwrap();
+                out.extend_from_slice(&e.finish().unwrap());
+            } else {
+                out.extend_from_slice(r);
+            }
+        }
+        (out, offsets)
+    }
+
+    #[test]
+    fn arc_files_read_as_warc_records_with_their_offsets() {
+        for gz in [false, true] {
+            let (bytes, offsets) = arc_file(3, gz);
+            let out = read_all(bytes);
+            assert!(
+                out.iter().all(Result::is_ok),
+                "{gz}: {:?}",
+                out.iter().filter_map(|r| r.as_ref().err()).collect::<Vec<_>>()
+            );
+            assert_eq!(response_offsets(&out), offsets, "gz {gz}");
+            let recs: Vec<&WarcRecord> = out.iter().filter_map(|r| r.as_ref().ok()).collect();
+            assert_eq!(
+                recs.iter().map(|r| r.warc_type()).collect::<Vec<_>>(),
+                ["warcinfo", "response", "response", "response", "resource"]
+            );
+            let r = recs[2];
+            assert_eq!(r.header("WARC-Target-URI"), Some("http://example.com/1"));
+            assert_eq!(r.header("WARC-Date"), Some("1996-09-23T14:01:03Z"));
+            assert_eq!(r.header("WARC-IP-Address"), Some("10.0.0.1"));
+            assert!(r.header("Content-Type").unwrap().starts_with("application/http"));
+            assert_eq!(r.block, response(1));
+        }
+    }
+
+    #[test]
+    fn arc_version_2_lines_and_damage_are_handled_like_warc() {
+        // Version 2: ten fields, the length last.
+        let body = response(7);
+        let mut v2 = b"filedesc://x.arc 0.0.0.0 20010101000000 text/plain 0\n\n".to_vec();
+        v2.extend_from_slice(
+            format!("http://a.test/ 1.2.3.4 20010203040506 text/html 200 ABCDEF - 0 x.arc {}\n", body.len()).as_bytes(),
+        );
+        v2.extend_from_slice(&body);
+        let out = read_all(v2);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].as_ref().unwrap().block, body);
+
+        // Garbage between records is reported once, at its offset, and the next record is read.
+        let (mut bytes, offsets) = arc_file(2, false);
+        let at = offsets[1] as usize;
+        bytes.splice(at..at, b"this is not an ARC record line\n".iter().copied());
+        let out = read_all(bytes);
+        let errs: Vec<String> = out.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains(&format!("byte {at}")) && errs[0].contains("not an ARC record"), "{errs:?}");
+        assert_eq!(response_offsets(&out).len(), 2);
+
+        // A file cut inside a record: the records before it, then one truncation error.
+        let (bytes, offsets) = arc_file(3, true);
+        let cut = bytes[..offsets[2] as usize + 30].to_vec();
+        let out = read_all(cut);
+        assert_eq!(response_offsets(&out), offsets[..2]);
+        let last = out.last().unwrap().as_ref().unwrap_err();
+        assert_eq!(last.reason(), "warc_truncated");
+        assert!(last.ends_file());
+    }
+
+    #[test]
+    fn arc_record_lines() {
+        let h = ArcHead::parse(b"http://a.test/x 1.2.3.4 19990101 text/html 42").unwrap();
+        assert_eq!((h.length, h.iso_date().as_deref()), (42, Some("1999-01-01T00:00:00Z")));
+        for bad in [&b"http://a.test/ 1.2.3.4 1999 text/html 42"[..], b"a b c d e", b"http://a 1 19990101 t x", b""] {
+            assert_eq!(ArcHead::parse(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(ArcHead::parse(b"http://a 1 19991399000000 t 1").unwrap().iso_date(), None, "no 13th month");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn damaged_arc_files_never_panic_or_hang(flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8),
+                                                 cut in any::<usize>(), gz in any::<bool>()) {
+            let (mut bytes, _) = arc_file(3, gz);
+            for (i, x) in flips {
+                let n = bytes.len();
+                bytes[i % n] ^= x;
+            }
+            let n = bytes.len();
+            bytes.truncate(cut % (n + 1));
+            let out = read_all(bytes);
+            prop_assert!(out.len() <= 40);
+        }
+
+        #[test]
+        fn arbitrary_arc_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2000)) {
+            let mut all = b"filedesc://x 0 19960101000000 text/plain 0\n".to_vec();
+            all.extend_from_slice(&bytes);
+            let _ = read_all(all);
         }
     }
 
