@@ -13,6 +13,7 @@ use article_pipeline::extract::ExtractOptions;
 use article_pipeline::extract::Extractor;
 use article_pipeline::methods;
 use article_pipeline::pipeline::config::FeedsConfig;
+use article_pipeline::pipeline::metrics;
 use article_pipeline::pipeline::s3_output::{self, S3Output};
 use article_pipeline::pipeline::shard::{Shard, ShardManifest};
 use article_pipeline::pipeline::{
@@ -113,6 +114,13 @@ pub struct RunArgs {
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics while the run lasts (`[run]
+    /// metrics_addr`), e.g. 127.0.0.1:9898; loopback only unless --metrics-allow-remote.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
+    /// Let --metrics-addr be other than a loopback address.
+    #[arg(long)]
+    pub metrics_allow_remote: bool,
     /// The extraction options, as for `extract`; those given here override the config file's.
     #[command(flatten)]
     pub options: ExtractOptions,
@@ -190,6 +198,10 @@ impl RunArgs {
             c.run.threads = t;
         }
         c.run.resume |= self.resume;
+        if let Some(a) = &self.metrics_addr {
+            c.run.metrics_addr = Some(a.clone());
+        }
+        c.run.metrics_allow_remote |= self.metrics_allow_remote;
         if let Some(s) = &self.shard {
             c.run.shard = Some(s.clone());
         }
@@ -316,6 +328,18 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         }
         None => None,
     };
+    // Served while the run lasts: the server stops when `metrics` is dropped.
+    let metrics = match &config.run.metrics_addr {
+        Some(a) => {
+            let addr = metrics::check_addr(a, config.run.metrics_allow_remote).map_err(anyhow::Error::msg)?;
+            let m = std::sync::Arc::new(metrics::Metrics::default());
+            let server = metrics::MetricsServer::start(addr, m.clone())
+                .map_err(|e| anyhow::anyhow!("cannot serve metrics on {addr}: {e}"))?;
+            tracing::info!("metrics at http://{}/metrics", server.addr());
+            Some((m, server))
+        }
+        None => None,
+    };
     let ctx = RunContext {
         out: out.clone(),
         // A shard always resumes: rerunning its command finishes what a crash left.
@@ -326,6 +350,7 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         fingerprinter: &fingerprinter,
         mirror: mirror.as_ref().map(|m| m as &dyn OutputMirror),
         site_memory: config.site_memory.clone(),
+        metrics: metrics.as_ref().map(|(m, _)| m.clone()),
     };
     let bar = progress_bar(show);
     let stats = match (&config.warc, &config.feeds) {

@@ -177,6 +177,10 @@ pub struct RunConfig {
     /// Local folder where an `s3://` output is staged (its state and parts, uploaded as each
     /// part is committed); default: a folder under the system's temporary folder.
     pub staging: Option<PathBuf>,
+    /// Serve Prometheus metrics at `http://ADDR/metrics` while the run lasts (off when none).
+    pub metrics_addr: Option<String>,
+    /// Let `metrics_addr` be other than a loopback address.
+    pub metrics_allow_remote: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -251,7 +255,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     // The extraction options' keys are added by `known_keys`.
     ("extractor", &["scorer", "model", "bias", "tag_bias"]),
-    ("run", &["threads", "resume", "shard", "s3_endpoint", "staging"]),
+    ("run", &["threads", "resume", "shard", "s3_endpoint", "staging", "metrics_addr", "metrics_allow_remote"]),
     ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
     ("site_memory", &["min_pages", "share", "max_hosts", "max_blocks", "from"]),
@@ -494,6 +498,11 @@ impl PipelineConfig {
         {
             p.push(format!("run.shard: {e}"));
         }
+        if let Some(a) = &self.run.metrics_addr
+            && let Err(e) = super::metrics::check_addr(a, self.run.metrics_allow_remote)
+        {
+            p.push(e);
+        }
         if self.run.threads > 1024 {
             p.push(format!("run.threads {} is too many", self.run.threads));
         }
@@ -558,6 +567,7 @@ mod tests {
                 shard: Some("0/1".into()),
                 s3_endpoint: Some("http://127.0.0.1:9000".into()),
                 staging: Some("s".into()),
+                metrics_addr: Some("127.0.0.1:9898".into()),
                 ..RunConfig::default()
             },
             site_memory: SiteMemoryOptions { from: Some("m.sitemem".into()), ..SiteMemoryOptions::default() },

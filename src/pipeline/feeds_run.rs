@@ -233,6 +233,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         config: run.feeds.clone(),
         warc: warc_out,
         shard: run.shard,
+        metrics: ctx.metrics.clone(),
     };
     let source = move |tx: &mut ItemSender| -> Result<(), PipelineError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -277,6 +278,7 @@ struct Crawl {
     config: FeedsConfig,
     warc: Option<Mutex<WarcWriter>>,
     shard: Option<super::shard::Shard>,
+    metrics: Option<Arc<super::metrics::Metrics>>,
 }
 
 /// The text of a panic's payload.
@@ -500,6 +502,18 @@ impl Crawl {
                 );
                 tracing::debug!("frontier: {line}");
                 progress.message(&line);
+                if let Some(m) = &this.metrics {
+                    m.set_gauge("hosts{state=\"ready\"}", c.hosts_ready as f64);
+                    m.set_gauge("hosts{state=\"waiting\"}", c.hosts_waiting as f64);
+                    m.set_gauge("hosts{state=\"in_flight\"}", c.hosts_in_flight as f64);
+                    m.set_gauge("queue_length", c.pending as f64);
+                    m.set_gauge("fetches_in_flight", st.tasks.len() as f64);
+                    let parked = st.slots.iter().filter(|s| s.parked).count();
+                    let polled = st.slots.iter().filter(|s| !s.parked && s.polled_this_run).count();
+                    m.set_gauge("feeds{status=\"parked\"}", parked as f64);
+                    m.set_gauge("feeds{status=\"polled\"}", polled as f64);
+                    m.set_gauge("feeds{status=\"not_polled_yet\"}", (st.slots.len() - parked - polled) as f64);
+                }
             }
             let all_polled = st.slots.iter().all(|s| s.parked || s.polled_this_run);
             if st.tasks.is_empty() && (stopping || (this.config.once && all_polled && st.frontier.is_idle())) {

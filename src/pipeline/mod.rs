@@ -12,6 +12,7 @@ pub mod bootstrap_run;
 pub mod config;
 pub mod dedup_run;
 pub mod feeds_run;
+pub mod metrics;
 pub mod s3_output;
 pub mod shard;
 pub mod status;
@@ -224,7 +225,12 @@ pub struct RunContext<'a> {
     /// Site memory learned as pages arrive ([`crate::site_memory`]; off when `min_pages` is
     /// 0), saved in `OUT/site_memory.bin` at every commit and read back on resume.
     pub site_memory: SiteMemoryOptions,
+    /// Counters and gauges for `--metrics-addr` ([`metrics`]), if served.
+    pub metrics: Option<std::sync::Arc<metrics::Metrics>>,
 }
+
+/// How often the sink thread hands its counters to the metrics (they are read on a scrape).
+const METRICS_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Where a run keeps its site memory.
 pub const SITE_MEMORY_FILE: &str = "site_memory.bin";
@@ -322,6 +328,7 @@ impl RunContext<'_> {
             stats: &mut stats,
             mirror: self.mirror,
             site: memory.as_ref().map(|m| (m, site_path.as_path())),
+            metrics: self.metrics.as_deref(),
         };
         run_engine(source, self.extractor, self.fingerprinter, &mut stages, &self.engine, progress)?;
         let bytes = serde_json::to_vec_pretty(&stats).expect("stats serialise");
@@ -378,6 +385,7 @@ struct Stages<'a> {
     mirror: Option<&'a dyn OutputMirror>,
     /// The site memory and where it is saved.
     site: Option<(&'a RwLock<SiteMemory>, &'a Path)>,
+    metrics: Option<&'a metrics::Metrics>,
 }
 
 /// Runs `source` (on its own thread; it sends inputs and returns when done) through the
@@ -464,15 +472,30 @@ fn sink_loop(
             if let Some(m) = st.mirror {
                 m.publish(&committed.path)?;
             }
+            if let Some(m) = st.metrics {
+                m.committed();
+            }
+        }
+        if let Some(m) = st.metrics {
+            m.set_stats(st.stats);
         }
         Ok(())
     };
+    let mut last_metrics = Instant::now();
     for done in done_rx {
         waiting.insert(done.seq, done);
         while let Some(d) = waiting.remove(&next) {
             next += 1;
             let full = apply(d.value, stages, options, progress)?;
             stages.checkpoint.processed(&d.origin);
+            if let Some(m) = stages.metrics
+                && last_metrics.elapsed() >= METRICS_EVERY
+            {
+                last_metrics = Instant::now();
+                stages.stats.elapsed_secs = base_elapsed + started.elapsed().as_secs_f64();
+                stages.stats.mb_per_s = stages.stats.html_bytes as f64 / 1e6 / stages.stats.elapsed_secs.max(1e-9);
+                m.set_stats(stages.stats);
+            }
             if full {
                 commit(stages)?;
             }
