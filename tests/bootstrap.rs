@@ -163,6 +163,17 @@ fn f1(model: Option<&Path>, pages: &[(std::path::PathBuf, String)]) -> f64 {
     aggregate(metrics.iter()).shingle_f1.unwrap()
 }
 
+/// `pack-warc` of `files` as pages of `https://SITE/story/`, into `dir/SITE.warc.gz`.
+fn pack(dir: &Path, site: &str, files: &[String]) -> std::path::PathBuf {
+    let warc = dir.join(format!("{site}.warc.gz"));
+    let base = format!("https://{site}/story/");
+    let mut args = vec!["pack-warc", "--out", warc.to_str().unwrap(), "--base-url", &base];
+    args.extend(files.iter().map(String::as_str));
+    let o = pipeline(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    warc
+}
+
 /// `pipeline bootstrap` with two iterations over `inputs`, writing `out`; returns its log.
 fn bootstrap_two_iterations(inputs: &[&Path], out: &Path) -> String {
     let mut args = vec!["bootstrap", "--unlabeled"];
@@ -222,13 +233,7 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
             .map(|p| p.display().to_string())
             .collect();
         files.sort();
-        let warc = dir.path().join(format!("{site}.warc.gz"));
-        let base = format!("https://{site}/story/");
-        let mut args = vec!["pack-warc", "--out", warc.to_str().unwrap(), "--base-url", &base];
-        args.extend(files.iter().map(String::as_str));
-        let o = pipeline(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        warcs.push(warc);
+        warcs.push(pack(dir.path(), site, &files));
     }
     let from_warc = dir.path().join("adapted-warc.nbm");
     let stderr = bootstrap_two_iterations(&[&warcs[0], &warcs[1]], &from_warc);
@@ -270,13 +275,7 @@ fn the_default_bootstrap_keeps_the_model_and_hands_its_site_memory_to_a_crawl() 
             std::fs::write(&path, page(site, n, 0).0).unwrap();
             files.push(path.display().to_string());
         }
-        let warc = dir.path().join(format!("{site}.warc.gz"));
-        let base = format!("https://{site}/story/");
-        let mut args = vec!["pack-warc", "--out", warc.to_str().unwrap(), "--base-url", &base];
-        args.extend(files.iter().map(String::as_str));
-        let o = pipeline(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        warcs.push(warc.display().to_string());
+        warcs.push(pack(dir.path(), site, &files).display().to_string());
     }
     let model = dir.path().join("adapted.nbm");
     let o = pipeline(&["bootstrap", "--unlabeled", &warcs[0], &warcs[1], "--out", model.to_str().unwrap()]);

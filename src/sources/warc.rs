@@ -917,6 +917,17 @@ mod tests {
         }
     }
 
+    /// `bytes` with bytes flipped at the given places and cut at `cut` (modulo their length).
+    fn damage(mut bytes: Vec<u8>, flips: &[(usize, u8)], cut: usize) -> Vec<u8> {
+        for &(i, x) in flips {
+            let n = bytes.len();
+            bytes[i % n] ^= x;
+        }
+        let n = bytes.len();
+        bytes.truncate(cut % (n + 1));
+        bytes
+    }
+
     /// An ARC v1 file: its filedesc record, `n` HTTP responses and a dns: record, each record
     /// its own gzip member when `gz`; returns the bytes and the offsets of the responses.
     fn arc_file(n: usize, gz: bool) -> (Vec<u8>, Vec<u64>) {
@@ -1025,14 +1036,8 @@ mod tests {
         #[test]
         fn damaged_arc_files_never_panic_or_hang(flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8),
                                                  cut in any::<usize>(), gz in any::<bool>()) {
-            let (mut bytes, _) = arc_file(3, gz);
-            for (i, x) in flips {
-                let n = bytes.len();
-                bytes[i % n] ^= x;
-            }
-            let n = bytes.len();
-            bytes.truncate(cut % (n + 1));
-            let out = read_all(bytes);
+            let (bytes, _) = arc_file(3, gz);
+            let out = read_all(damage(bytes, &flips, cut));
             prop_assert!(out.len() <= 40);
         }
 
@@ -1055,13 +1060,7 @@ mod tests {
             if !gz {
                 bytes = gunzip_all(&bytes);
             }
-            for (i, x) in flips {
-                let n = bytes.len();
-                bytes[i % n] ^= x;
-            }
-            let n = bytes.len();
-            bytes.truncate(cut % (n + 1));
-            let out = read_all(bytes);
+            let out = read_all(damage(bytes, &flips, cut));
             prop_assert!(out.len() <= 40);
         }
 
