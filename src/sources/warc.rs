@@ -567,6 +567,13 @@ impl WarcReader {
                 Err(e) => Err(self.io_err(offset, e)),
             };
         }
+        self.read_block_of(rec)
+    }
+
+    /// Reads the block of `rec` (its `content_length` bytes): into the record when the caller
+    /// keeps it and it fits the cap, else skipped; then, in a gzip file, to the member's end.
+    fn read_block_of(&mut self, mut rec: WarcRecord) -> Result<WarcRecord, WarcError> {
+        let (offset, len) = (rec.offset, rec.content_length);
         let keep = (self.keep)(&rec);
         let fits = len <= self.limits.max_block_bytes as u64;
         rec.block_too_large = keep && !fits;
@@ -617,23 +624,7 @@ impl WarcReader {
         if head.ip != "-" && !head.ip.is_empty() {
             rec.headers.push(("WARC-IP-Address".into(), head.ip.clone()));
         }
-        let keep = (self.keep)(&rec);
-        let fits = head.length <= self.limits.max_block_bytes as u64;
-        rec.block_too_large = keep && !fits;
-        let mut block = Vec::new();
-        let got = match self.input.read_block(head.length, (keep && fits).then_some(&mut block)) {
-            Ok(n) => n,
-            Err(e) => return Err(self.io_err(offset, e)),
-        };
-        if got < head.length {
-            self.done = true;
-            return Err(self.err(offset, RecordProblem::Truncated));
-        }
-        if let Err(e) = self.input.finish_member() {
-            return Err(self.io_err(offset, e));
-        }
-        rec.block = block;
-        Ok(rec)
+        self.read_block_of(rec)
     }
 }
 
