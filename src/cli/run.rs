@@ -21,7 +21,6 @@ use article_pipeline::pipeline::{
 };
 use article_pipeline::site_memory::SiteMemoryOptions;
 use article_pipeline::storage::{self, S3Url};
-use serde::Deserialize;
 
 use super::Outcome;
 
@@ -222,25 +221,29 @@ impl RunArgs {
             .map(|id| id.as_str().to_string())
             .filter(|id| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
             .collect();
-        // (Through TOML values, which hold inf and NaN for validation to refuse.)
-        let flags = toml::Table::try_from(&self.options)?;
-        let mut merged = toml::Table::try_from(&c.extractor.options)?;
-        for (key, value) in flags.iter().filter(|(k, _)| given.contains(k)) {
-            merged.insert(key.clone(), value.clone());
-        }
-        c.extractor.options = ExtractOptions::deserialize(toml::Value::Table(merged))?;
-        let flags = toml::Table::try_from(&self.site_memory)?;
-        let mut merged = toml::Table::try_from(&c.site_memory)?;
-        for (key, value) in flags.iter().filter(|(k, _)| given.contains(&format!("site_memory_{k}"))) {
-            merged.insert(key.clone(), value.clone());
-        }
-        c.site_memory = SiteMemoryOptions::deserialize(toml::Value::Table(merged))?;
+        c.extractor.options = merge_given(&c.extractor.options, &self.options, &given, "")?;
+        c.site_memory = merge_given(&c.site_memory, &self.site_memory, &given, "site_memory_")?;
         let problems = c.validate();
         if !problems.is_empty() {
             anyhow::bail!("invalid configuration, {} problem(s):\n  {}", problems.len(), problems.join("\n  "));
         }
         Ok(c)
     }
+}
+
+/// `file`'s values with those of `flags` that were given on the command line (clap id
+/// `prefix` + field name) put over them, field by field, so no option is named here. Through
+/// TOML values, which hold inf and NaN for validation to refuse.
+fn merge_given<T>(file: &T, flags: &T, given: &[String], prefix: &str) -> anyhow::Result<T>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let flags = toml::Table::try_from(flags)?;
+    let mut merged = toml::Table::try_from(file)?;
+    for (key, value) in flags.iter().filter(|(k, _)| given.contains(&format!("{prefix}{k}"))) {
+        merged.insert(key.clone(), value.clone());
+    }
+    Ok(T::deserialize(toml::Value::Table(merged))?)
 }
 
 fn apply_feed_flags(a: &RunArgs, f: &mut FeedsConfig) {

@@ -591,7 +591,7 @@ pub fn page_record(
     model: &str,
     site: Option<&RwLock<SiteMemory>>,
 ) -> PageOutcome {
-    let host = site.and(crate::site_memory::host_key(&page.final_url));
+    let host = site.and_then(|_| crate::site_memory::host_key(&page.final_url));
     let extracted = match (site, host.as_deref()) {
         (Some(memory), Some(host)) => {
             // A snapshot of the host's counts: no lock is held while the page is extracted.
