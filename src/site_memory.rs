@@ -158,26 +158,21 @@ pub fn blocks(page: &str, tokens: &[Token]) -> Vec<Block> {
 /// in a number (a score, a price, a date) stay two.
 const FOLD_MAX_WORDS: usize = 8;
 
+/// The block hashes of a page's bytes, tokenized as the extractor does (`lenient_raw_text` as
+/// its option): what a first pass over a pool counts, without scoring the page. None when the
+/// page cannot be decoded.
+pub fn page_hashes(html: &[u8], lenient_raw_text: bool) -> Option<Vec<u64>> {
+    let options = crate::html::TokenizerOptions { lenient_raw_text, ..Default::default() };
+    let t = crate::html::tokenize(html, options).ok()?;
+    Some(blocks(&t.page, &t.sink).iter().map(|b| b.hash).collect())
+}
+
 /// What the extractor asks of the memory about one page's host.
 pub trait SiteView {
     /// Pages of the host counted, not including the page being extracted.
     fn pages(&self) -> u32;
     /// Of those, the pages holding this block.
     fn count(&self, hash: u64) -> u32;
-}
-
-/// A host nothing is known of: extraction as without memory, the page's blocks still
-/// reported (the first pass of a two-pass run).
-pub struct Unknown;
-
-impl SiteView for Unknown {
-    fn pages(&self) -> u32 {
-        0
-    }
-
-    fn count(&self, _: u64) -> u32 {
-        0
-    }
 }
 
 /// The block counts of one host.

@@ -155,9 +155,7 @@ pub fn evaluate_with_site(
                 .map(|e| {
                     let key = site_key(e)?;
                     let bytes = std::fs::read(&e.path).ok()?;
-                    let mut p = extractor.page_with_size_hint(None, bytes.len());
-                    p.write(&bytes).ok()?;
-                    Some((key, p.end_with_site(&site_memory::Unknown, o).ok()?.site_blocks))
+                    Some((key, site_memory::page_hashes(&bytes, extractor.options().lenient_raw_text)?))
                 })
                 .collect()
         });

@@ -13,7 +13,6 @@ use crate::dataset::{self, ManifestError};
 use crate::eval;
 use crate::extract::{ExtractOptions, Extractor};
 use crate::features::FeatureSet;
-use crate::html::{TokenizerOptions, tokenize};
 use crate::methods::nb::DEFAULT_MODEL;
 use crate::methods::nb::bootstrap::{self, BootstrapError, BootstrapOptions, GroupBy, PoolPage, SourceGrouper};
 use crate::methods::nb::model::{NbModel, NbScorer};
@@ -176,12 +175,10 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
     };
     let memory = RefCell::new(r.site_memory.enabled().then(|| SiteMemory::new(r.site_memory.clone())));
     let observe = |key: Option<String>, html: &[u8]| {
-        if let (Some(m), Some(key)) = (memory.borrow_mut().as_mut(), key) {
-            let topts = TokenizerOptions { lenient_raw_text: true, ..TokenizerOptions::default() };
-            if let Ok(t) = tokenize(html, topts) {
-                let hashes: Vec<u64> = site_memory::blocks(&t.page, &t.sink).iter().map(|b| b.hash).collect();
-                m.observe(&key, &hashes);
-            }
+        if let (Some(m), Some(key)) = (memory.borrow_mut().as_mut(), key)
+            && let Some(hashes) = site_memory::page_hashes(html, ExtractOptions::default().lenient_raw_text)
+        {
+            m.observe(&key, &hashes);
         }
     };
     let pages = pool_pages(inputs, &grouper, &fail, &observe);
