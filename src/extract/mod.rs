@@ -647,11 +647,9 @@ fn site_furniture(
     let blocks = site_memory::blocks(page, tokens);
     let pages = view.pages();
     let mut mask: Option<Vec<bool>> = None;
-    if o.enabled() && pages >= o.min_pages {
-        for b in &blocks {
-            if !b.heading && site_memory::is_furniture(view.count(b.hash), pages, o) {
-                mask.get_or_insert_with(|| vec![false; tokens.len()])[b.start..=b.end].fill(true);
-            }
+    for b in blocks.iter().filter(|b| !b.heading) {
+        if site_memory::is_furniture(view.count(b.hash), pages, o) {
+            mask.get_or_insert_with(|| vec![false; tokens.len()])[b.start..=b.end].fill(true);
         }
     }
     (blocks.into_iter().map(|b| b.hash).collect(), mask)
