@@ -1,5 +1,6 @@
 //! The span chooser end to end on generated pages: `pipeline chooser` fits trees on a train
-//! manifest, writes a file that reads back, and prints the margin table; the extractor with
+//! manifest (cross-fitted: each fold's candidates from a model fitted on the others), writes a
+//! file that reads back, and prints the margin table; the extractor with
 //! `--chooser-margin` runs on every page and keeps text of the page.
 
 mod common;
@@ -29,6 +30,8 @@ fn the_chooser_is_fitted_measured_and_used() {
         "5",
         "--min-leaf",
         "1",
+        "--cross-fit",
+        "2",
         "--out",
         out_file.to_str().unwrap(),
         "--explain",
@@ -40,6 +43,16 @@ fn the_chooser_is_fitted_measured_and_used() {
     let text = std::fs::read_to_string(&out_file).unwrap();
     let c = article_pipeline::extract::chooser::Chooser::from_json(&text).unwrap();
     assert_eq!(c.trees.len(), 5);
+    assert!(c.trained_on.contains("cross-fitted in 2 folds"), "{}", c.trained_on);
+    // Cross-fitting refits Naive Bayes models: not for another scorer.
+    let other =
+        pipeline(&["chooser", "--train", &m, "--dev", &m, "--scorer", "simple", "--out", out_file.to_str().unwrap()]);
+    assert!(!other.status.success());
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("--cross-fit"),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
 
     // The built-in chooser, switched on: every page still gives its story.
     for i in 0..common::STORIES.len() {

@@ -44,6 +44,12 @@ pub struct ChooserArgs {
     /// F1 and the features that differ.
     #[arg(long, default_value_t = 0)]
     explain: usize,
+    /// Cut the `--train` pages into this many folds and take each fold's candidates from a
+    /// Naive Bayes model of the same recipe fitted on the other folds, so the chooser learns
+    /// from choices made on pages the scorer never saw (0: take them from the model as is).
+    /// For `--scorer nb`, whose model learned from the `--train` pages.
+    #[arg(long, default_value_t = 5)]
+    cross_fit: usize,
     /// Where to write the chooser (JSON).
     #[arg(long)]
     out: PathBuf,
@@ -56,13 +62,23 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     let (scorer, mut options) = args.extractor.build()?;
     options.chooser_margin = 0.0;
     let extractor = Extractor::new(scorer.as_ref(), options);
-    let mut train = dataset::read_manifests(&args.train, Some("train"))?;
-    train.extend(dataset::read_manifests(&args.train_all, None)?);
-    anyhow::ensure!(!train.is_empty(), "no training pages in --train / --train-all");
+    let train = dataset::read_manifests(&args.train, Some("train"))?;
+    let train_all = dataset::read_manifests(&args.train_all, None)?;
+    anyhow::ensure!(!train.is_empty() || !train_all.is_empty(), "no training pages in --train / --train-all");
     let dev = dataset::read_manifests(&args.dev, Some("dev"))?;
     anyhow::ensure!(!dev.is_empty(), "no dev pages in --dev");
     let threads = args.extractor.threads;
-    let train = fit::collect(&extractor, &train, threads)?;
+    let mut train = if args.cross_fit > 0 && !train.is_empty() {
+        anyhow::ensure!(
+            args.extractor.scorer == "nb",
+            "--cross-fit refits Naive Bayes models: use --scorer nb or --cross-fit 0"
+        );
+        let (model, _) = article_pipeline::methods::nb::read(args.extractor.model.as_deref())?;
+        fit::collect_cross_fitted(&model.header, extractor.options(), &train, args.cross_fit, threads)?
+    } else {
+        fit::collect(&extractor, &train, threads)?
+    };
+    train.extend(fit::collect(&extractor, &train_all, threads)?);
     let boost = fit::BoostOptions {
         rounds: args.rounds,
         depth: args.depth,
@@ -77,7 +93,11 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
         dir.unwrap_or_else(|| p.display().to_string())
     };
     let sources: Vec<String> = args.train.iter().chain(&args.train_all).map(name).collect();
-    let chooser = fit::fit(&train, &boost, &sources.join(" + "));
+    let mut sources = sources.join(" + ");
+    if args.cross_fit > 0 && !args.train.is_empty() {
+        sources.push_str(&format!(" (train pages cross-fitted in {} folds)", args.cross_fit));
+    }
+    let chooser = fit::fit(&train, &boost, &sources);
     let json = serde_json::to_string(&chooser)?;
     std::fs::write(&args.out, format!("{json}\n")).with_context(|| format!("cannot write `{}`", args.out.display()))?;
     eprintln!("chooser: {} -> {}", chooser.trained_on, args.out.display());

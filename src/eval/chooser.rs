@@ -12,9 +12,11 @@ use rayon::prelude::*;
 
 use super::metrics::{PageMetrics, aggregate, score_page};
 use crate::dataset::ManifestEntry;
-use crate::extract::Extractor;
-use crate::extract::candidates::{FEATURE_NAMES, N_FEATURES};
-use crate::extract::chooser::{self, Chooser, Node};
+use crate::extract::candidates::N_FEATURES;
+use crate::extract::chooser::{self, Chooser, N_INPUTS, Node};
+use crate::extract::{ExtractOptions, Extractor};
+use crate::methods::nb::model::{NbHeader, NbScorer};
+use crate::methods::nb::train::{LabelOptions, train_nb};
 
 /// One page's candidates: features and metrics, the current choice first.
 #[derive(Debug, Clone)]
@@ -52,6 +54,45 @@ pub fn collect(
     }))
 }
 
+/// Errors of a cross-fitted collection.
+#[derive(Debug, thiserror::Error)]
+pub enum CrossFitError {
+    #[error("cannot start the worker threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+    #[error("cross-fitting needs at least 2 folds and as many training pages")]
+    Folds,
+}
+
+/// The candidates of `entries` as a model of `recipe` that never learned from them sees them
+/// (stacking, Wolpert 1992): the pages are cut into `folds` folds (page `i` in fold `i %
+/// folds`, so the cut follows the manifest), a Naive Bayes model is fitted with the same
+/// recipe on the other folds, and each fold's candidates come from its model. Without this the
+/// chooser would learn from pages the scorer has memorised, where its first choice is right
+/// far more often than on pages it never saw, and would learn never to switch.
+pub fn collect_cross_fitted(
+    recipe: &NbHeader,
+    options: &ExtractOptions,
+    entries: &[ManifestEntry],
+    folds: usize,
+    threads: usize,
+) -> Result<Vec<PageCandidates>, CrossFitError> {
+    if folds < 2 || entries.len() < folds {
+        return Err(CrossFitError::Folds);
+    }
+    let mut out = Vec::with_capacity(entries.len());
+    for k in 0..folds {
+        let fold = |held: bool| -> Vec<ManifestEntry> {
+            entries.iter().enumerate().filter(|(i, _)| (i % folds == k) == held).map(|(_, e)| e.clone()).collect()
+        };
+        let (held, rest) = (fold(true), fold(false));
+        let (model, _) = train_nb(&rest, recipe.params(), &LabelOptions::default(), threads, &|_| {})?;
+        let scorer = NbScorer::new(model, format!("fold {k}"));
+        let extractor = Extractor::new(&scorer, options.clone());
+        out.extend(collect(&extractor, &held, threads)?);
+    }
+    Ok(out)
+}
+
 /// A page-level shingle F1, as the pooled figure is built (from the page's P and R).
 pub fn page_f1(m: &PageMetrics) -> f64 {
     aggregate(std::iter::once(m)).shingle_f1.unwrap_or(0.0)
@@ -80,16 +121,15 @@ const BINS: usize = 32;
 /// over the current choice (F1 difference) on the difference of their features: the
 /// chooser's decision is exactly this comparison ([`Chooser::choose`]).
 pub fn fit(pages: &[PageCandidates], o: &BoostOptions, trained_on: &str) -> Chooser {
-    let mut rows: Vec<[f64; N_FEATURES]> = Vec::new();
+    let mut rows: Vec<[f64; N_INPUTS]> = Vec::new();
     let mut y: Vec<f64> = Vec::new();
     for p in pages {
         let (x0, y0) = (&p.features[0], page_f1(&p.metrics[0]));
         for (x, m) in p.features.iter().zip(&p.metrics).skip(1) {
-            rows.push(std::array::from_fn(|i| x[i] - x0[i]));
+            rows.push(chooser::inputs(x0, x));
             y.push(page_f1(m) - y0);
         }
     }
-    let names = FEATURE_NAMES.iter().map(|s| s.to_string()).collect();
     let trained_on = format!(
         "{trained_on}: {} pages, {} candidate pairs; {} trees of depth {}, learning rate {}, leaves of {} or more",
         pages.len(),
@@ -100,10 +140,10 @@ pub fn fit(pages: &[PageCandidates], o: &BoostOptions, trained_on: &str) -> Choo
         o.min_leaf
     );
     if rows.is_empty() {
-        return Chooser { features: names, base: 0.0, trees: Vec::new(), trained_on };
+        return Chooser::new(0.0, Vec::new(), trained_on);
     }
     // Candidate thresholds per feature: distinct quantiles.
-    let thresholds: Vec<Vec<f64>> = (0..N_FEATURES)
+    let thresholds: Vec<Vec<f64>> = (0..N_INPUTS)
         .map(|f| {
             let mut v: Vec<f64> = rows.iter().map(|r| r[f]).collect();
             v.sort_by(f64::total_cmp);
@@ -125,13 +165,13 @@ pub fn fit(pages: &[PageCandidates], o: &BoostOptions, trained_on: &str) -> Choo
         }
         trees.push(tree);
     }
-    Chooser { features: names, base, trees, trained_on }
+    Chooser::new(base, trees, trained_on)
 }
 
 /// Grows the node for `idx` at `depth` into `tree` (nodes in pre-order, so children come
 /// after their parent); returns its index.
 fn grow(
-    rows: &[[f64; N_FEATURES]],
+    rows: &[[f64; N_INPUTS]],
     resid: &[f64],
     thresholds: &[Vec<f64>],
     idx: Vec<usize>,

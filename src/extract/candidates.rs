@@ -48,18 +48,6 @@ pub const FEATURE_NAMES: [&str; N_FEATURES] = [
 ];
 pub const N_FEATURES: usize = 20;
 
-/// Id/class words of containers that hold the article (readability's positive list).
-const POSITIVE_NAMES: &[&str] = &["article", "content", "story", "post", "entry", "body", "text", "main", "blog"];
-
-/// Does a start tag's id or class name an article container?
-fn positive(raw_tag: &str) -> bool {
-    let tag = raw_tag.as_bytes();
-    [text::attr_value(tag, b"class"), text::attr_value(tag, b"id")]
-        .into_iter()
-        .flatten()
-        .any(|v| POSITIVE_NAMES.iter().any(|n| text::contains_ignore_case(v, n.as_bytes())))
-}
-
 /// A candidate span (tokens `start..=end`) and its features.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -149,9 +137,9 @@ pub fn candidates(
             TokenKind::StartTag => {
                 par = u32::from(t.tag == tags::P);
                 if !tags::is_void(t.tag) && open.len() < MAX_DEPTH * 4 {
-                    let raw = t.raw(page);
-                    let f = text::furniture(raw) != 0 || t.tag == tags::FOOTER;
-                    let g = positive(raw);
+                    let names = text::class_names(t.raw(page));
+                    let f = names & !text::F_POSITIVE != 0 || t.tag == tags::FOOTER;
+                    let g = names & text::F_POSITIVE != 0;
                     furn_depth += u32::from(f);
                     pos_depth += u32::from(g);
                     open.push((t.tag, f, g));

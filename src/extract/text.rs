@@ -204,7 +204,7 @@ pub(super) fn attr_value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     None
 }
 
-pub(super) fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
     hay.len() >= needle.len() && hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 
@@ -221,32 +221,56 @@ pub fn is_boilerplate_element(raw_tag: &str) -> bool {
     furniture(raw_tag) & F_BOILERPLATE != 0
 }
 
-/// Bits of [`furniture`]: a name of [`BOILERPLATE_NAMES`], of [`MORE_NAMES`].
+/// Bits of [`class_names`]: a name of [`BOILERPLATE_NAMES`], of [`MORE_NAMES`], of
+/// [`POSITIVE_NAMES`].
 const F_BOILERPLATE: u8 = 1;
 const F_MORE: u8 = 2;
+pub(super) const F_POSITIVE: u8 = 4;
 
-/// Both furniture lists, [`BOILERPLATE_NAMES`] first.
-const FURNITURE_NAMES: [&str; BOILERPLATE_NAMES.len() + MORE_NAMES.len()] = {
-    let mut all = [""; BOILERPLATE_NAMES.len() + MORE_NAMES.len()];
+/// Id/class words of containers that hold the article (readability's positive list), read by
+/// the span chooser's candidates.
+const POSITIVE_NAMES: &[&str] = &["article", "content", "story", "post", "entry", "body", "text", "main", "blog"];
+
+/// The three lists, in the order of their bits.
+const CLASS_NAMES: [&str; BOILERPLATE_NAMES.len() + MORE_NAMES.len() + POSITIVE_NAMES.len()] = {
+    let mut all = [""; BOILERPLATE_NAMES.len() + MORE_NAMES.len() + POSITIVE_NAMES.len()];
+    let (b, m) = (BOILERPLATE_NAMES.len(), BOILERPLATE_NAMES.len() + MORE_NAMES.len());
     let mut i = 0;
     while i < all.len() {
-        all[i] =
-            if i < BOILERPLATE_NAMES.len() { BOILERPLATE_NAMES[i] } else { MORE_NAMES[i - BOILERPLATE_NAMES.len()] };
+        all[i] = if i < b {
+            BOILERPLATE_NAMES[i]
+        } else if i < m {
+            MORE_NAMES[i - b]
+        } else {
+            POSITIVE_NAMES[i - m]
+        };
         i += 1;
     }
     all
 };
 
+/// The list of name `k` of [`CLASS_NAMES`], as its bit.
+const fn list_of(k: usize) -> u8 {
+    if k < BOILERPLATE_NAMES.len() {
+        F_BOILERPLATE
+    } else if k < BOILERPLATE_NAMES.len() + MORE_NAMES.len() {
+        F_MORE
+    } else {
+        F_POSITIVE
+    }
+}
+
 /// For each pair of bytes (by their low five bits, where ASCII upper and lower case agree),
-/// the names of [`FURNITURE_NAMES`] (bit i: name i) that may start with it: a value is
-/// scanned once, comparing only where a name's first two letters are, instead of once per
-/// name (this runs on every start tag of every span). Other bytes sharing the five bits only
-/// cost a comparison.
+/// the names of [`CLASS_NAMES`] (bit i: name i) that may start with it: a value is scanned
+/// once, comparing only where a name's first two letters are, instead of once per name (this
+/// runs on every start tag of every span). Other bytes sharing the five bits only cost a
+/// comparison.
 static FIRST_PAIR: [u32; 1024] = {
+    assert!(CLASS_NAMES.len() <= 32);
     let mut t = [0u32; 1024];
     let mut i = 0;
-    while i < FURNITURE_NAMES.len() {
-        let n = FURNITURE_NAMES[i].as_bytes();
+    while i < CLASS_NAMES.len() {
+        let n = CLASS_NAMES[i].as_bytes();
         t[pair(n[0], n[1])] |= 1 << i;
         i += 1;
     }
@@ -258,9 +282,9 @@ const fn pair(a: u8, b: u8) -> usize {
     ((a as usize & 0x1F) << 5) | (b as usize & 0x1F)
 }
 
-/// Which furniture lists this start tag's id or class value names ([`F_BOILERPLATE`],
-/// [`F_MORE`]): a name anywhere in the value, ASCII case-insensitively.
-pub(super) fn furniture(raw_tag: &str) -> u8 {
+/// Which lists this start tag's id or class value names ([`F_BOILERPLATE`], [`F_MORE`],
+/// [`F_POSITIVE`]): a name anywhere in the value, ASCII case-insensitively.
+pub(super) fn class_names(raw_tag: &str) -> u8 {
     let tag = raw_tag.as_bytes();
     let mut flags = 0;
     for v in [attr_value(tag, b"class"), attr_value(tag, b"id")].into_iter().flatten() {
@@ -269,14 +293,20 @@ pub(super) fn furniture(raw_tag: &str) -> u8 {
             while m != 0 {
                 let k = m.trailing_zeros() as usize;
                 m &= m - 1;
-                let n = FURNITURE_NAMES[k].as_bytes();
+                let n = CLASS_NAMES[k].as_bytes();
                 if v.len() - i >= n.len() && v[i..i + n.len()].eq_ignore_ascii_case(n) {
-                    flags |= if k < BOILERPLATE_NAMES.len() { F_BOILERPLATE } else { F_MORE };
+                    flags |= list_of(k);
                 }
             }
         }
     }
     flags
+}
+
+/// Which furniture lists this start tag's id or class value names ([`F_BOILERPLATE`],
+/// [`F_MORE`]).
+pub(super) fn furniture(raw_tag: &str) -> u8 {
+    class_names(raw_tag) & (F_BOILERPLATE | F_MORE)
 }
 
 /// Is this start tag a hidden copy of metadata: a schema.org microdata element (`itemscope` /

@@ -18,16 +18,17 @@ pub static DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/default.nbm");
 
 /// The scorer of §3: the built-in model, or a model file.
 pub(super) fn load(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
+    let (m, stem) = read(model)?;
+    Ok(Box::new(NbScorer::new(m, stem)))
+}
+
+/// The built-in model (named `default`), or a model file (named by its stem).
+pub fn read(model: Option<&Path>) -> Result<(NbModel, String), ScorerError> {
     match model {
-        None => {
-            let m = NbModel::from_bytes(DEFAULT_MODEL)
-                .map_err(|source| ScorerError::Model { path: "<built-in default.nbm>".into(), source })?;
-            Ok(Box::new(NbScorer::new(m, "default")))
-        }
-        Some(path) => {
-            let (m, stem) = read_model(path, NbModel::from_bytes)?;
-            Ok(Box::new(NbScorer::new(m, stem)))
-        }
+        None => NbModel::from_bytes(DEFAULT_MODEL)
+            .map(|m| (m, "default".to_string()))
+            .map_err(|source| ScorerError::Model { path: "<built-in default.nbm>".into(), source }),
+        Some(path) => read_model(path, NbModel::from_bytes),
     }
 }
 

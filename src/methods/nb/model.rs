@@ -162,6 +162,20 @@ impl Default for NbParams {
     }
 }
 
+impl NbHeader {
+    /// The recipe this model was trained with, to fit another model the same way.
+    pub fn params(&self) -> NbParams {
+        NbParams {
+            features: self.features,
+            alpha: self.alpha,
+            min_count: self.min_count,
+            bias: self.bias,
+            tag_bias: self.tag_bias,
+            class_clamp: self.class_clamp,
+        }
+    }
+}
+
 /// A loaded Naive Bayes model.
 #[derive(Debug, Clone)]
 pub struct NbModel {
