@@ -119,13 +119,15 @@ def fingerprints(text: str) -> Dict[str, Any]:
 
 
 def read_warc(source: PathOrBytes, *, on_error: str = "warn") -> Iterator[Page]:
-    """Iterate over the HTML responses (2xx) of a WARC file (``.warc`` or ``.warc.gz``: a
-    path, an ``http(s)://`` URL streamed and resumed after a dropped connection, or the
-    file's bytes), in file order, as :class:`Page` objects (``url``,
-    ``offset``, ``body``, ``charset``, ...). Damaged records: a ``RuntimeWarning`` naming
-    the file and byte offset (``on_error="warn"``), a :class:`WarcError` (``"raise"``), or
-    nothing (``"ignore"``); reading goes on after them. Raises :class:`WarcError` at once if
-    the file cannot be opened."""
+    """Iterate over the HTML responses (2xx) of a WARC or ARC file (``.warc``, ``.warc.gz``,
+    ``.arc``, ``.arc.gz``: a path, an ``http(s)://`` URL or an ``s3://bucket/key`` object,
+    streamed and resumed after a dropped connection as the CLI does, or the file's bytes), in
+    file order, as :class:`Page` objects (``url``, ``offset``, ``body``, ``charset``, ...).
+    S3 takes its credentials and endpoint from the usual AWS variables (``AWS_ENDPOINT_URL``,
+    ``AWS_ALLOW_HTTP`` …). Damaged records: a ``RuntimeWarning`` naming the file and byte
+    offset (``on_error="warn"``), a :class:`WarcError` (``"raise"``), or nothing
+    (``"ignore"``); reading goes on after them. Raises :class:`WarcError` at once if the file
+    cannot be opened."""
     return WarcPages(source, on_error=on_error)
 
 
@@ -137,13 +139,24 @@ def process_warc(
     extractor: Optional[Extractor] = None,
     drop_near_duplicates: bool = False,
     on_error: str = "warn",
+    **options: Any,
 ) -> Iterator[Dict[str, Any]]:
-    """Run the crawl pipeline's per-record work over a WARC file: yields one dict per
-    extracted page, shaped exactly like a line of ``pipeline --warc``'s JSONL output
-    (``id``, ``text``, ``metadata`` with url, source offset, title, extraction, fingerprints,
-    ``near_duplicate_of`` within this file). Pages without text are left out; failures are
-    reported as in :func:`read_warc`."""
-    ex = extractor if extractor is not None else _cached_extractor(scorer, model)
+    """Run the crawl pipeline's per-record work over a WARC file (any location
+    :func:`read_warc` takes): yields one dict per extracted page, shaped exactly like a line
+    of ``pipeline --warc``'s JSONL output (``id``, ``text``, ``metadata`` with url, source
+    offset, title, extraction, fingerprints, ``near_duplicate_of`` within this file). The
+    extraction options are the CLI's flags as keywords, as for :class:`Extractor`
+    (``process_warc(path, link_run_blocks=0)`` is ``pipeline --warc path
+    --link-run-blocks 0``). Pages without text are left out; failures are reported as in
+    :func:`read_warc`."""
+    if extractor is not None and (options or scorer != "nb" or model is not None):
+        raise ValueError("process_warc: give either an extractor or scorer, model and options, not both")
+    if extractor is not None:
+        ex = extractor
+    elif options:
+        ex = Extractor(scorer, None if model is None else os.fspath(model), **options)
+    else:
+        ex = _cached_extractor(scorer, model)
     records = WarcRecords(source, ex, drop_near_duplicates=drop_near_duplicates, on_error=on_error)
     for line in records:
         yield json.loads(line)

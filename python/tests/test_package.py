@@ -214,3 +214,111 @@ def test_a_warc_over_http_reads_like_the_local_file(example_warc):
             ap.read_warc(url + ".missing")
     finally:
         server.shutdown()
+
+
+def test_process_warc_takes_the_cli_extraction_flags(tmp_path, pipeline_bin, example_warc):
+    out = tmp_path / "out"
+    flags = ["--keep-boilerplate", "--link-run-blocks", "0", "--scorer", "simple"]
+    subprocess.run(
+        [str(pipeline_bin), "--warc", str(example_warc), "--out", str(out)] + flags, check=True, capture_output=True
+    )
+    cli = []
+    for part in sorted(out.glob("part-*.jsonl.zst")):
+        with zstandard.open(part, "rt", encoding="utf-8") as f:
+            cli.extend(json.loads(line) for line in f)
+    py = list(ap.process_warc(example_warc, scorer="simple", keep_boilerplate=True, link_run_blocks=0))
+    assert py == cli and {r["metadata"]["extraction"]["scorer"] for r in py} == {"simple"}
+    with pytest.raises(ValueError, match="either an extractor"):
+        next(ap.process_warc(example_warc, extractor=ap.Extractor(), link_run_blocks=0))
+    with pytest.raises(ValueError, match="no_such_option"):
+        next(ap.process_warc(example_warc, no_such_option=1))
+
+
+def _records_from(source):
+    """process_warc's records, each with the location it names (which differs by location)
+    taken out and checked."""
+    records = list(ap.process_warc(source, on_error="raise"))
+    for r in records:
+        assert r["metadata"]["source"].pop("file") == str(source)
+    return records
+
+
+def _serve(handler_class):
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_cut_connection_is_resumed_from_where_it_stopped(example_warc):
+    import http.server
+
+    data = example_warc.read_bytes()
+    requests = []
+
+    class Cutting(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            rng = self.headers.get("Range")
+            requests.append(rng)
+            start = int(rng.split("=")[1].split("-")[0]) if rng else 0
+            body = data[start:]
+            self.send_response(206 if rng else 200)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Accept-Ranges", "bytes")
+            if rng:
+                self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+            self.end_headers()
+            # The first answer stops halfway and the connection drops.
+            if not rng:
+                self.wfile.write(body[: len(body) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            self.wfile.write(body)
+
+    server = _serve(Cutting)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/examples.warc.gz"
+        remote = [(p.url, p.offset, p.body) for p in ap.read_warc(url, on_error="raise")]
+        local = [(p.url, p.offset, p.body) for p in ap.read_warc(example_warc)]
+        assert remote == local and len(local) == 3
+        assert requests[0] is None and any(r and r.startswith("bytes=") for r in requests[1:]), requests
+        assert _records_from(url) == _records_from(example_warc)
+    finally:
+        server.shutdown()
+
+
+def test_a_warc_in_s3_reads_like_the_local_file(example_warc, monkeypatch):
+    boto3 = pytest.importorskip("boto3")
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        for k, v in {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_REGION": "us-east-1",
+        }.items():
+            monkeypatch.setenv(k, v)
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        s3.create_bucket(Bucket="crawl")
+        s3.upload_file(str(example_warc), "crawl", "2026/examples.warc.gz")
+        remote = [(p.url, p.offset, p.body) for p in ap.read_warc("s3://crawl/2026/examples.warc.gz", on_error="raise")]
+        local = [(p.url, p.offset, p.body) for p in ap.read_warc(example_warc)]
+        assert remote == local and len(local) == 3
+        assert _records_from("s3://crawl/2026/examples.warc.gz") == _records_from(example_warc)
+        with pytest.raises(ap.WarcError, match="s3://crawl/2026/missing.warc.gz"):
+            ap.read_warc("s3://crawl/2026/missing.warc.gz")
+    finally:
+        server.stop()
