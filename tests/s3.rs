@@ -2,9 +2,11 @@
 //! `--warc s3://bucket/prefix/` streams the prefix's WARCs, `--out s3://bucket/prefix/`
 //! uploads each part as it is committed together with the resume state; a run killed with
 //! SIGKILL and rerun on a fresh staging folder (a pod without a disk) writes every record
-//! exactly once. Shards over S3 with the engines' index variable, and a gzipped
+//! exactly once; so does a feeds run killed and rerun the same way. Shards over S3 with the engines' index variable, and a gzipped
 //! `--warc-list` of relative keys under `--base-url s3://…`, give the same records.
 
+#[path = "common/feed_hosts.rs"]
+mod feed_hosts;
 #[path = "common/s3.rs"]
 mod s3_server;
 
@@ -444,4 +446,76 @@ fn keys_with_unicode_percent_hash_and_star_are_read_and_written_as_named() {
     let o = pipeline(&s3, &["--warc", "s3://crawl/in/ü x+%#*.warc.gz", "--out", &out2]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(ids_under(Path::new(&out2)).len(), a.len());
+}
+
+#[test]
+fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once() {
+    let s3 = S3Server::start(&["crawl"]);
+    // 3 slow hosts of 80 articles each: long enough to be killed halfway.
+    let slow: Vec<(usize, Duration)> = (0..3).map(|h| (h, Duration::from_millis(15))).collect();
+    let hosts = feed_hosts::start_with(3, 80, &slow);
+    let work = tempfile::tempdir().unwrap();
+    let list = work.path().join("feeds.txt");
+    let feeds: Vec<String> = hosts.bases.iter().map(|b| format!("{b}/feed-0.xml")).collect();
+    std::fs::write(&list, feeds.join("\n")).unwrap();
+    let list = list.display().to_string();
+    let run = |staging: &str, resume: bool| {
+        let mut args = vec![
+            "--feeds",
+            &list,
+            "--once",
+            "--delay-ms",
+            "5",
+            "--allow-private-addresses",
+            "--out",
+            "s3://crawl/feeds/",
+            "--part-bytes",
+            "4096",
+            "--staging",
+            staging,
+        ];
+        if resume {
+            args.push("--resume");
+        }
+        pipeline(&s3, &args)
+    };
+    let stage1 = work.path().join("stage1").display().to_string();
+    let mut child = run(&stage1, false).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let out = s3.path("crawl", "feeds");
+    let start = Instant::now();
+    let mut killed = false;
+    while start.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none() {
+        if count_parts(&out) >= 3 {
+            child.kill().unwrap(); // SIGKILL
+            killed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait().unwrap();
+    assert!(killed, "the run finished before it could be killed");
+    assert!(s3.path("crawl", "feeds/state.sqlite").exists(), "the feeds database is in the bucket");
+    let before = ids_under(&out).len();
+    assert!(before > 0 && before < 240, "{before} records before the kill");
+    // Rerun on an empty staging folder: the database and parts come from the bucket.
+    let fetches = || hosts.log.lock().unwrap().iter().filter(|(_, p, _)| p.starts_with("/a/")).count();
+    let fetched_before = fetches();
+    let stage2 = work.path().join("stage2").display().to_string();
+    let o = run(&stage2, true).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = ids_under(&out);
+    let twice: Vec<_> = got.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "written twice: {twice:?}");
+    assert_eq!(got.len(), 240, "every article listed is written");
+    // The rerun fetched exactly the articles the bucket's parts did not hold.
+    assert_eq!(fetches() - fetched_before, 240 - before);
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s3.path("crawl", "feeds/stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["written"], 240, "{stats}");
+    assert_eq!(count_parts(Path::new(&stage2)), 0, "staging keeps no part");
+    // `pipeline status` reads the run from the bucket.
+    let st = pipeline(&s3, &["status", "s3://crawl/feeds/", "--json"]).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["articles"]["done"], 240, "{st}");
 }

@@ -456,9 +456,6 @@ impl PipelineConfig {
             if let Err(e) = crate::storage::S3Url::parse(&out) {
                 p.push(e.to_string());
             }
-            if self.feeds.is_some() {
-                p.push("an s3:// output is for WARC runs (a feeds run keeps a database it updates continuously): give a local --out".into());
-            }
         } else if crate::sources::remote::is_remote(&out) {
             p.push(format!("output `{out}`: give a folder or an s3://bucket/prefix/"));
         }

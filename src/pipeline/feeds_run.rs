@@ -2,7 +2,8 @@
 //!
 //! The async crawl (tokio + reqwest, [`crate::sources::fetch`]) runs on the source thread and
 //! hands pages to the extraction threads through the engine's bounded channel, so a slow sink
-//! slows fetching. State lives in SQLite (`OUT/state.sqlite`): each feed's ETag and
+//! slows fetching. State lives in SQLite (`OUT/state.sqlite`; copied to the bucket at every commit
+//! for `--out s3://…`, see [`super::s3_output`]): each feed's ETag and
 //! Last-Modified for conditional GETs, and every article URL seen with its status. An article
 //! is `pending` until the part holding its record is committed: the sink marks the batch
 //! `done` with the part's index just before the part is renamed into place, and on restart a
@@ -99,6 +100,8 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
 struct FeedsCheckpoint<'a> {
     conn: Connection,
     path: &'a Path,
+    /// The bucket the output goes to, if any: it gets a copy of the database at every commit.
+    mirror: Option<&'a dyn super::OutputMirror>,
     batch: Vec<String>,
     /// Articles whose fetch failed transiently since the last part.
     retry: Vec<String>,
@@ -170,8 +173,23 @@ impl Checkpoint for FeedsCheckpoint<'_> {
         self.batch.clear();
         self.retry.clear();
         self.hosts.clear();
+        // Before the part goes up (see `s3_output`).
+        if let Some(m) = self.mirror {
+            publish_state(&self.conn, self.path, m)?;
+        }
         Ok(())
     }
+}
+
+/// Uploads a consistent copy of the state database (`VACUUM INTO` reads one snapshot while the
+/// crawl goes on writing) under the database's own name.
+fn publish_state(conn: &Connection, path: &Path, mirror: &dyn super::OutputMirror) -> Result<(), PipelineError> {
+    let e = db_err(path);
+    let copy = path.with_extension("sqlite.snapshot.tmp");
+    let _ = std::fs::remove_file(&copy);
+    conn.execute("VACUUM INTO ?1", params![copy.to_string_lossy()]).map_err(&e)?;
+    mirror.publish_as(&copy, STATE_FILE)?;
+    std::fs::remove_file(&copy).map_err(|err| PipelineError::State { path: copy.clone(), message: err.to_string() })
 }
 
 /// Runs a feeds pipeline; returns the (cumulative) stats, also written to `OUT/stats.json`.
@@ -211,8 +229,14 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
     let output = ctx.open_output()?;
-    let mut checkpoint =
-        FeedsCheckpoint { conn, path: &db_path, batch: Vec::new(), retry: Vec::new(), hosts: Default::default() };
+    let mut checkpoint = FeedsCheckpoint {
+        conn,
+        path: &db_path,
+        mirror: ctx.mirror,
+        batch: Vec::new(),
+        retry: Vec::new(),
+        hosts: Default::default(),
+    };
     let fetcher = Fetcher::new(run.feeds.fetch_options()).map_err(|e| PipelineError::Source(e.to_string()))?;
     let warc_out = match &run.feeds.warc_out {
         Some(dir) => {
@@ -249,7 +273,13 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
     let conn = open_state(&db_path)?;
     stats.hosts = host_stats(&conn).map_err(db_err(&db_path))?;
     let bytes = serde_json::to_vec_pretty(&stats).expect("stats serialise");
-    crate::sink::write_atomic(&ctx.out.join("stats.json"), &bytes)?;
+    let stats_path = ctx.out.join("stats.json");
+    crate::sink::write_atomic(&stats_path, &bytes)?;
+    if let Some(m) = ctx.mirror {
+        // The polls since the last part, then the summary.
+        publish_state(&conn, &db_path, m)?;
+        m.publish(&stats_path)?;
+    }
     Ok(stats)
 }
 

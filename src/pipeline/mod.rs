@@ -58,6 +58,10 @@ pub enum PipelineError {
 pub trait OutputMirror: Sync {
     /// `path` (inside the output folder) was just written or committed.
     fn publish(&self, path: &Path) -> Result<(), PipelineError>;
+    /// `path` (a consistent copy of a file the run keeps changing, such as a snapshot of the
+    /// feeds database) was just written: it is published under `name`, relative to the output
+    /// folder.
+    fn publish_as(&self, path: &Path, name: &str) -> Result<(), PipelineError>;
     /// Where the file at `path` (inside the output folder) lives for the user: its remote
     /// location, which is what messages name.
     fn shown(&self, path: &Path) -> PathBuf;

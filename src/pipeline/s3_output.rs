@@ -5,6 +5,12 @@
 //! resume from, whatever moment the process was killed at: a Kubernetes pod with no
 //! persistent disk reruns the same command and continues.
 //!
+//! A feeds run's database (`state.sqlite`), which the crawl updates continuously, goes up as a
+//! consistent copy (`VACUUM INTO`) made after each part's articles are marked `done` and
+//! before the part itself, so the bucket never holds a part whose articles the bucket's
+//! database still calls pending (a rerun would write them twice); a database naming a part
+//! the bucket lacks sends its articles back to pending, as on a local disk.
+//!
 //! At start the staging folder is made a copy of the remote one (the remote is the truth):
 //! run files left there by an earlier process are removed, and the remote state and parts are
 //! downloaded (the parts because resuming reads them back into the near-duplicate index).
@@ -25,7 +31,10 @@ pub struct S3Output {
 fn is_run_file(name: &str) -> bool {
     name.starts_with("part-")
         || name.starts_with(".part-")
-        || matches!(name, "state.json" | "stats.json" | "shard.json")
+        || matches!(name, "state.json" | "stats.json" | "shard.json" | "site_memory.bin")
+        // The feeds database, and the journal files SQLite keeps beside it: a journal left by
+        // an earlier process must never meet the database downloaded from the bucket.
+        || name.starts_with(super::feeds_run::STATE_FILE)
         || name.ends_with(".tmp")
         || name.ends_with(".download")
 }
@@ -78,6 +87,11 @@ impl S3Output {
 }
 
 impl OutputMirror for S3Output {
+    fn publish_as(&self, path: &Path, name: &str) -> Result<(), PipelineError> {
+        storage::upload(path, &self.remote.join(name))?;
+        Ok(())
+    }
+
     fn publish(&self, path: &Path) -> Result<(), PipelineError> {
         let rel = path.strip_prefix(&self.local).map_err(|_| PipelineError::State {
             path: path.to_path_buf(),
