@@ -1,5 +1,9 @@
-//! `--metrics-addr`: Prometheus metrics scraped from a running `pipeline --warc`, parsed as the
-//! text exposition format; a non-loopback address is refused unless allowed.
+//! `--metrics-addr`: Prometheus metrics scraped from a running `pipeline --warc` and a running
+//! feeds crawl, parsed as the text exposition format (the crawl's counters agree with its
+//! `stats.json` at the end); a non-loopback address is refused unless allowed.
+
+#[path = "common/feed_hosts.rs"]
+mod feed_hosts;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -111,4 +115,61 @@ fn a_remote_metrics_address_needs_permission() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("loopback"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn metrics_are_scraped_during_a_feeds_crawl_and_agree_with_its_stats() {
+    let hosts = feed_hosts::start(2, 30);
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("feeds.txt");
+    let feeds: Vec<String> = hosts.bases.iter().map(|b| format!("{b}/feed-0.xml")).collect();
+    std::fs::write(&list, feeds.join("\n")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let out = dir.path().join("out");
+    // Continuous mode: the crawl stays up (next poll in an hour) until it is interrupted.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .args(["--feeds", list.to_str().unwrap(), "--out", out.to_str().unwrap(), "--interval", "3600"])
+        .args(["--delay-ms", "5", "--allow-private-addresses", "--metrics-addr", &addr, "--scorer", "simple"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut last = None;
+    let mut seen = None;
+    let mut during = false;
+    while start.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none() {
+        if let Some(v) = scrape(&addr).map(|b| parse(&b)) {
+            let written = v.get("article_pipeline_records_written_total").copied().unwrap_or(0.0);
+            during |= written > 0.0 && written < 60.0;
+            let idle = v.get("article_pipeline_queue_length") == Some(&0.0)
+                && v.get("article_pipeline_fetches_in_flight") == Some(&0.0);
+            if written == 60.0 && idle {
+                last = Some(v);
+                break;
+            }
+            seen = Some(v);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if last.is_none() {
+        let _ = child.kill();
+    }
+    let v = last.unwrap_or_else(|| panic!("the crawl never showed its 60 records and went idle: {seen:?}"));
+    assert!(during, "no scrape saw the crawl under way");
+    assert_eq!(v["article_pipeline_feeds{status=\"polled\"}"], 2.0, "{v:?}");
+    assert!(v.contains_key("article_pipeline_hosts{state=\"waiting\"}"), "{v:?}");
+    let o = Command::new("kill").args(["-INT", &child.id().to_string()]).output().unwrap();
+    assert!(o.status.success());
+    assert!(child.wait().unwrap().success());
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    for (metric, field) in [
+        ("records_written_total", "written"),
+        ("records_in_total", "records_in"),
+        ("html_bytes_total", "html_bytes"),
+        ("text_bytes_total", "text_bytes"),
+        ("near_duplicates_total", "near_duplicates"),
+    ] {
+        assert_eq!(v[&format!("article_pipeline_{metric}")], stats[field].as_f64().unwrap(), "{metric} vs {field}");
+    }
 }

@@ -33,6 +33,9 @@ use crate::sources::{Page, SourceEvent, feeds, http, url_id};
 
 pub(crate) const STATE_FILE: &str = "state.sqlite";
 
+/// How often the crawl reports its frontier (progress line, metrics gauges).
+const REPORT_EVERY: Duration = Duration::from_millis(500);
+
 /// Transient failures after which an article is given up (`status = 'failed'`).
 pub const MAX_ATTEMPTS: u32 = 5;
 
@@ -523,7 +526,7 @@ impl Crawl {
                 }
                 this.start_ready(&conn, &mut st, now)?;
             }
-            if last_report.elapsed() >= Duration::from_millis(500) {
+            if last_report.elapsed() >= REPORT_EVERY {
                 last_report = Instant::now();
                 let c = st.frontier.counts(Instant::now());
                 let line = format!(
@@ -557,7 +560,11 @@ impl Crawl {
                 }
                 return Ok(());
             }
-            let wake = st.wake(this.config.once || stopping);
+            let mut wake = st.wake(this.config.once || stopping);
+            if this.metrics.is_some() {
+                // The gauges stay current while the crawl waits for its next poll.
+                wake = wake.min(last_report + REPORT_EVERY);
+            }
             tokio::select! {
                 joined = st.tasks.join_next(), if !st.tasks.is_empty() => {
                     let Some(Ok((host, done))) = joined else { continue };

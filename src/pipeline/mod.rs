@@ -492,8 +492,10 @@ fn sink_loop(
             next += 1;
             let full = apply(d.value, stages, options, progress)?;
             stages.checkpoint.processed(&d.origin);
+            // Every quarter second, and whenever the sink has caught up (so a scrape of an
+            // idle crawl shows its last record, not the one before the last update).
             if let Some(m) = stages.metrics
-                && last_metrics.elapsed() >= METRICS_EVERY
+                && (last_metrics.elapsed() >= METRICS_EVERY || (waiting.is_empty() && done_rx.is_empty()))
             {
                 last_metrics = Instant::now();
                 stages.stats.elapsed_secs = base_elapsed + started.elapsed().as_secs_f64();
