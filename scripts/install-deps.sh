@@ -2,7 +2,8 @@
 # Everything article-pipeline needs beyond the Rust toolchain: the Rust crates build with cargo
 # alone (rusqlite bundles SQLite, lol_html and zstd are built by cargo). The Python package
 # and its tests need a virtualenv (.venv) with maturin, pytest, datatrove with its WARC
-# reader's dependencies, and moto's S3 server (read_warc("s3://…") against 127.0.0.1); libmagic comes from Debian. Idempotent: a second run only checks.
+# reader's dependencies, moto's S3 server (read_warc("s3://…") against 127.0.0.1), and DuckDB,
+# pyarrow and Hugging Face datasets (they read the Parquet parts); libmagic comes from Debian. Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "install Rust first: https://rustup.rs" >&2; exit 2; }
@@ -21,12 +22,12 @@ fi
 
 packages=(
   "maturin>=1.7,<2" "pytest>=7" "datatrove==0.10.1" "warcio>=1.7" "faust-cchardet" "python-magic"
-  "orjson" "zstandard" "moto[server]>=5"
+  "orjson" "zstandard" "moto[server]>=5" "duckdb" "pyarrow" "datasets"
 )
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-if ! .venv/bin/python -c "import maturin, pytest, datatrove, warcio, cchardet, magic, orjson, zstandard, moto.server, boto3" 2>/dev/null; then
+if ! .venv/bin/python -c "import maturin, pytest, datatrove, warcio, cchardet, magic, orjson, zstandard, moto.server, boto3, duckdb, pyarrow, datasets" 2>/dev/null; then
   .venv/bin/python -m pip install -q --disable-pip-version-check "${packages[@]}"
 fi
 echo "install-deps: .venv ready ($(.venv/bin/python --version); maturin $(.venv/bin/maturin --version | cut -d' ' -f2))"

@@ -322,3 +322,47 @@ def test_a_warc_in_s3_reads_like_the_local_file(example_warc, monkeypatch):
             ap.read_warc("s3://crawl/2026/missing.warc.gz")
     finally:
         server.stop()
+
+
+def test_parquet_parts_read_in_duckdb_pyarrow_and_datasets(tmp_path, pipeline_bin, pages):
+    import duckdb
+    import pyarrow.parquet as pq
+    from conftest import pack_warc
+    from datasets import load_dataset
+
+    warc = pack_warc(pipeline_bin, tmp_path / "in.warc.gz", pages)
+    out, jsonl = tmp_path / "out", tmp_path / "jsonl"
+    for folder, extra in [(out, ["--format", "parquet"]), (jsonl, [])]:
+        subprocess.run(
+            [str(pipeline_bin), "--warc", str(warc), "--out", str(folder), "--threads", "1"] + extra,
+            check=True,
+            capture_output=True,
+        )
+    records = []
+    for part in sorted(jsonl.glob("part-*.jsonl.zst")):
+        with zstandard.open(part, "rt", encoding="utf-8") as f:
+            records.extend(json.loads(line) for line in f)
+    parts = sorted(out.glob("part-*.parquet"))
+    assert parts and not list(out.glob("part-*.jsonl.zst"))
+
+    rows = duckdb.sql(f"SELECT count(*), lang FROM '{out}/part-*.parquet' GROUP BY lang").fetchall()
+    langs = {}
+    for r in records:
+        langs[r["metadata"]["lang"]] = langs.get(r["metadata"]["lang"], 0) + 1
+    assert sorted(rows, key=lambda r: str(r[1])) == sorted(((n, l) for l, n in langs.items()), key=lambda r: str(r[1]))
+
+    table = pq.read_table(parts[0])
+    assert table.num_rows == len(records)
+    assert str(table.schema.field("fetched_at").type) == "timestamp[ms, tz=UTC]"
+    assert str(table.schema.field("authors").type).startswith("list<")
+    by_id = {r["id"]: r for r in records}
+    for row in table.to_pylist():
+        r = by_id[row["id"]]
+        assert row["text"] == r["text"] and row["title"] == r["metadata"]["title"]
+        assert row["authors"] == r["metadata"]["authors"]
+        assert row["fingerprint_exact"] == int(r["metadata"]["fingerprints"]["exact"], 16)
+        assert row["fingerprint_minhash"] == r["metadata"]["fingerprints"]["minhash"]
+
+    ds = load_dataset("parquet", data_files=[str(p) for p in parts], split="train", cache_dir=str(tmp_path / "hf"))
+    assert sorted(ds["id"]) == sorted(by_id)
+    assert sorted(ds["text"]) == sorted(r["text"] for r in records)

@@ -8,7 +8,7 @@ use clap::Args;
 
 use article_pipeline::pipeline::dedup_run::{self, DedupRun};
 use article_pipeline::pipeline::s3_output;
-use article_pipeline::sink::SinkOptions;
+use article_pipeline::sink::{Format, SinkOptions};
 use article_pipeline::storage::{self, S3Url};
 
 use super::Outcome;
@@ -26,9 +26,13 @@ pub struct DedupArgs {
     /// Endpoint of an S3-compatible store (default: AWS_ENDPOINT_URL, else AWS).
     #[arg(long, value_name = "URL")]
     s3_endpoint: Option<String>,
-    /// Also write the kept records as part-*.jsonl.zst.
+    /// Also write the kept records as parts (part-*.jsonl.zst, or part-*.parquet with
+    /// `--format parquet`). The inputs may be of either format.
     #[arg(long)]
     write_parts: bool,
+    /// Format of the parts --write-parts writes.
+    #[arg(long, value_enum, default_value_t = Format::Jsonl)]
+    format: Format,
     /// MB of (band key, record) pairs held in memory before a sorted run is spilled to disk
     /// (1 to 1048576; memory is taken as pairs arrive, not reserved at start).
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
@@ -69,7 +73,7 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
         out: out.clone(),
         memory_budget: usize::try_from(args.memory_mb << 20).unwrap_or(usize::MAX),
         write_parts: args.write_parts,
-        sink: SinkOptions::default(),
+        sink: SinkOptions { format: args.format, ..SinkOptions::default() },
     };
     let s = dedup_run::run(&job)?;
     if let Some(url) = &remote_out {

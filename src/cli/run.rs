@@ -72,6 +72,9 @@ pub struct RunArgs {
     /// Close an output part after this many compressed bytes.
     #[arg(long)]
     pub part_bytes: Option<u64>,
+    /// Format of the output parts: jsonl (zstd JSON Lines, the default) or parquet.
+    #[arg(long, value_enum)]
+    pub format: Option<article_pipeline::sink::Format>,
     /// Feeds: poll every feed once, fetch the new articles, and stop.
     #[arg(long)]
     pub once: bool,
@@ -213,6 +216,9 @@ impl RunArgs {
         }
         if let Some(b) = self.part_bytes {
             c.sink.part_bytes = b;
+        }
+        if let Some(f) = self.format {
+            c.sink.format = f;
         }
         // Extraction flags given on the command line replace the file's values, field by field
         // (the flags are `ExtractOptions`' own fields, so no option is named here).

@@ -192,6 +192,8 @@ pub struct SinkConfig {
     pub drop_near_duplicates: bool,
     pub part_bytes: u64,
     pub zstd_level: i32,
+    /// `jsonl` (zstd JSON Lines, the default) or `parquet`.
+    pub format: crate::sink::Format,
 }
 
 impl Default for SinkConfig {
@@ -202,13 +204,14 @@ impl Default for SinkConfig {
             drop_near_duplicates: false,
             part_bytes: s.part_bytes,
             zstd_level: s.zstd_level,
+            format: s.format,
         }
     }
 }
 
 impl SinkConfig {
     pub fn options(&self) -> SinkOptions {
-        SinkOptions { part_bytes: self.part_bytes, zstd_level: self.zstd_level }
+        SinkOptions { part_bytes: self.part_bytes, zstd_level: self.zstd_level, format: self.format }
     }
 }
 
@@ -256,7 +259,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     // The extraction options' keys are added by `known_keys`.
     ("extractor", &["scorer", "model", "bias", "tag_bias"]),
     ("run", &["threads", "resume", "shard", "s3_endpoint", "staging", "metrics_addr", "metrics_allow_remote"]),
-    ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level"]),
+    ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level", "format"]),
     ("dedup", &["shingle_words", "bands", "rows", "seed"]),
     ("site_memory", &["min_pages", "share", "max_hosts", "max_blocks", "from"]),
 ];
@@ -583,6 +586,18 @@ mod tests {
     fn sorted(mut v: Vec<&str>) -> Vec<&str> {
         v.sort_unstable();
         v
+    }
+
+    #[test]
+    fn the_sink_format_is_read_and_an_unknown_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(&path, "[warc]\npaths=['in.warc.gz']\n[sink]\nout='out'\nformat='parquet'\n").unwrap();
+        let c = PipelineConfig::load(&path).unwrap();
+        assert_eq!(c.sink.options().format, crate::sink::Format::Parquet);
+        assert!(c.validate().iter().all(|p| !p.contains("sink")), "{:?}", c.validate());
+        std::fs::write(&path, "[warc]\npaths=['in.warc.gz']\n[sink]\nout='out'\nformat='csv'\n").unwrap();
+        assert!(PipelineConfig::load(&path).is_err());
     }
 
     #[test]

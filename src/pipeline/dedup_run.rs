@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PipelineError;
 use crate::dedup::global::PairSpill;
-use crate::sink::{JsonlZstSink, SinkOptions, list_parts};
+use crate::sink::{PartSink, SinkOptions, list_parts};
 
 /// What `pipeline dedup` is asked to do.
 #[derive(Debug, Clone)]
@@ -187,6 +187,18 @@ fn each_line(
                 tracing::warn!("{}: line {line}: unreadable, the rest of the part is left out: {e}", part.display());
             }
         };
+        if crate::sink::is_parquet(part) {
+            // A Parquet part: its rows as the JSON lines of a `.jsonl.zst` part.
+            match crate::sink::read_part(part) {
+                Ok(records) => {
+                    for (n, r) in records.iter().enumerate() {
+                        f(part, n + 1, &r.to_string())?;
+                    }
+                }
+                Err(e) => damaged(0, e),
+            }
+            continue;
+        }
         let decoder = match std::fs::File::open(part).and_then(zstd::Decoder::new) {
             Ok(d) => d,
             Err(e) => {
@@ -262,7 +274,7 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
     let mut out =
         BufWriter::new(std::fs::File::create(&removed_path).map_err(|e| state(&removed_path, e.to_string()))?);
     let mut roots: std::collections::HashMap<u32, (String, String, usize)> = std::collections::HashMap::new();
-    let mut sink = if job.write_parts { Some(JsonlZstSink::open(&job.out, job.sink.clone())?) } else { None };
+    let mut sink = if job.write_parts { Some(PartSink::open(&job.out, job.sink.clone())?) } else { None };
     let mut i = 0u32;
     each_line(&parts, false, |part, n, line| {
         let Some((id, _, _)) = signature(line) else { return Ok(()) };
@@ -281,9 +293,9 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
                 roots.insert(i, (id, place(), n));
             }
             if let Some(s) = sink.as_mut() {
-                let value: serde_json::Value =
+                let record: crate::sink::Record =
                     serde_json::from_str(line).map_err(|e| state(part, format!("line {n}: {e}")))?;
-                if s.write(&value)? {
+                if s.write(&record)? {
                     s.commit()?;
                 }
             }

@@ -217,7 +217,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         let parts = st.query_map([], |r| r.get::<_, u32>(0)).map_err(&e)?;
         for p in parts {
             let p = p.map_err(&e)?;
-            if !ctx.out.join(format!("part-{p:05}.jsonl.zst")).exists() {
+            if !crate::sink::part_exists(&ctx.out, p) {
                 lost.push(p);
             }
         }

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::dedup::{Fingerprinter, Fingerprints, NearDuplicateIndex};
 use crate::extract::Extractor;
 use crate::sink::record::{ExtractionInfo, Metadata, Record};
-use crate::sink::{JsonlZstSink, SinkError, SinkOptions};
+use crate::sink::{PartSink, SinkError, SinkOptions};
 use crate::site_memory::{HostView, SiteMemory, SiteMemoryOptions};
 use crate::sources::SourceEvent;
 
@@ -283,8 +283,8 @@ impl RunContext<'_> {
 
     /// Opens the sink (removing parts a crash left unfinished) and, when resuming, reads the
     /// committed parts back into the near-duplicate index.
-    fn open_output(&self) -> Result<(JsonlZstSink, NearDuplicateIndex), PipelineError> {
-        let sink = JsonlZstSink::open(&self.out, self.sink.clone())?;
+    fn open_output(&self) -> Result<(PartSink, NearDuplicateIndex), PipelineError> {
+        let sink = PartSink::open(&self.out, self.sink.clone())?;
         let mut index = NearDuplicateIndex::new();
         if self.resume {
             rebuild_index(&self.out, &mut index)?;
@@ -314,7 +314,7 @@ impl RunContext<'_> {
     fn run<S>(
         &self,
         source: S,
-        output: (JsonlZstSink, NearDuplicateIndex),
+        output: (PartSink, NearDuplicateIndex),
         checkpoint: &mut dyn Checkpoint,
         mut stats: Stats,
         progress: &dyn Progress,
@@ -367,6 +367,15 @@ pub fn rebuild_index(out: &Path, index: &mut NearDuplicateIndex) -> Result<(), P
         .map_err(|e| PipelineError::State { path: out.to_path_buf(), message: e.to_string() })?;
     for part in parts {
         let err = |m: String| PipelineError::State { path: part.clone(), message: m };
+        if crate::sink::is_parquet(&part) {
+            for v in crate::sink::read_part(&part).map_err(|e| err(e.to_string()))? {
+                let r: Slim = serde_json::from_value(v).map_err(|e| err(e.to_string()))?;
+                if r.metadata.near_duplicate_of.is_none() {
+                    index.check_and_insert(&r.id, &r.metadata.fingerprints);
+                }
+            }
+            continue;
+        }
         let file = std::fs::File::open(&part).map_err(|e| err(e.to_string()))?;
         let decoder = zstd::Decoder::new(file).map_err(|e| err(e.to_string()))?;
         for line in std::io::BufReader::new(decoder).lines() {
@@ -382,7 +391,7 @@ pub fn rebuild_index(out: &Path, index: &mut NearDuplicateIndex) -> Result<(), P
 
 /// The sink thread's state.
 struct Stages<'a> {
-    sink: &'a mut JsonlZstSink,
+    sink: &'a mut PartSink,
     index: &'a mut NearDuplicateIndex,
     checkpoint: &'a mut dyn Checkpoint,
     stats: &'a mut Stats,

@@ -95,7 +95,7 @@ impl WarcState {
     /// The position to resume from: the pending one if its part made it to disk.
     pub fn resolve(self, out: &Path) -> Position {
         match self.pending {
-            Some((part, pos)) if out.join(format!("part-{part:05}.jsonl.zst")).exists() => pos,
+            Some((part, pos)) if crate::sink::part_exists(out, part) => pos,
             _ => self.committed,
         }
     }
