@@ -147,8 +147,14 @@ def process_warc(
     offset, title, extraction, fingerprints, ``near_duplicate_of`` within this file). The
     extraction options are the CLI's flags as keywords, as for :class:`Extractor`
     (``process_warc(path, link_run_blocks=0)`` is ``pipeline --warc path
-    --link-run-blocks 0``). Pages without text are left out; failures are reported as in
-    :func:`read_warc`."""
+    --link-run-blocks 0``). Site memory is learned as the file's pages go by, as the CLI learns
+    it, with its flags as keywords too (``site_memory_pages=0`` turns it off,
+    ``site_memory_from="crawl.sitemem"`` starts from a saved memory). Pages without text are
+    left out; failures are reported as in :func:`read_warc`."""
+    # The site memory flags (`site_memory_pages`, `_share`, `_hosts`, `_blocks`, `_from`) go to
+    # the record loop, the rest to the extractor.
+    site = {k: v for k, v in options.items() if k.startswith("site_memory")}
+    options = {k: v for k, v in options.items() if not k.startswith("site_memory")}
     if extractor is not None and (options or scorer != "nb" or model is not None):
         raise ValueError("process_warc: give either an extractor or scorer, model and options, not both")
     if extractor is not None:
@@ -157,6 +163,8 @@ def process_warc(
         ex = Extractor(scorer, None if model is None else os.fspath(model), **options)
     else:
         ex = _cached_extractor(scorer, model)
-    records = WarcRecords(source, ex, drop_near_duplicates=drop_near_duplicates, on_error=on_error)
+    records = WarcRecords(
+        source, ex, drop_near_duplicates=drop_near_duplicates, on_error=on_error, site_memory=site
+    )
     for line in records:
         yield json.loads(line)

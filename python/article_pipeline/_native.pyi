@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension module (PyO3)."""
 
 import os
-from typing import Iterator, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 SCORERS: list[str]
 VERSION: str
@@ -86,6 +86,7 @@ class WarcRecords(Iterator[str]):
         *,
         drop_near_duplicates: bool = False,
         on_error: str = "warn",
+        site_memory: Optional[Dict[str, Any]] = None,
     ) -> None: ...
     def __iter__(self) -> "WarcRecords": ...
     def __next__(self) -> str: ...

@@ -10,7 +10,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -23,6 +23,7 @@ use article_pipeline::methods;
 use article_pipeline::pipeline::{PageOutcome, page_record};
 use article_pipeline::scoring::Scorer;
 use article_pipeline::sink::record::Source;
+use article_pipeline::site_memory::{SiteMemory, SiteMemoryOptions};
 use article_pipeline::sources::{self, SourceEvent};
 
 create_exception!(_native, ArticlePipelineError, PyException, "Base class of every error raised by article_pipeline.");
@@ -51,7 +52,12 @@ impl Extractor {
 /// flags' one definition in `ExtractOptions`, so no option is named here. The one exception,
 /// kept from the earlier keyword list: `noscript_fallback=False` for `--no-noscript-fallback`.
 fn extract_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<ExtractOptions> {
-    use clap::{Args, FromArgMatches};
+    cli_options(options, "extraction")
+}
+
+/// Keyword options read by the CLI's own definition of the flags of `T` (see
+/// [`extract_options`]); `what` names them in errors.
+fn cli_options<T: clap::Args + clap::FromArgMatches>(options: Option<&Bound<'_, PyDict>>, what: &str) -> PyResult<T> {
     let mut argv = vec!["Extractor".to_string()];
     for (k, v) in options.into_iter().flat_map(|d| d.iter()) {
         let key: String = k.extract()?;
@@ -69,7 +75,7 @@ fn extract_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<ExtractOptio
         }
         argv.push(format!("--{}={}", key.replace('_', "-"), v.str()?.to_str()?));
     }
-    let command = ExtractOptions::augment_args(clap::Command::new("Extractor").disable_help_flag(true));
+    let command = T::augment_args(clap::Command::new("Extractor").disable_help_flag(true));
     let matches = command.try_get_matches_from(&argv).map_err(|e| {
         use clap::error::{ContextKind, ContextValue, ErrorKind};
         let arg = match e.get(ContextKind::InvalidArg) {
@@ -79,16 +85,15 @@ fn extract_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<ExtractOptio
             _ => String::new(),
         };
         match e.kind() {
-            ErrorKind::UnknownArgument => PyValueError::new_err(format!("unknown extraction option `{arg}`")),
+            ErrorKind::UnknownArgument => PyValueError::new_err(format!("unknown {what} option `{arg}`")),
             _ => {
                 let first = e.to_string();
                 let first = first.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
-                PyValueError::new_err(format!("extraction option `{arg}`: {first}"))
+                PyValueError::new_err(format!("{what} option `{arg}`: {first}"))
             }
         }
     })?;
-    let options = ExtractOptions::from_arg_matches(&matches).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(options)
+    T::from_arg_matches(&matches).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 #[pymethods]
@@ -396,19 +401,39 @@ struct WarcRecords {
     index: Mutex<NearDuplicateIndex>,
     drop_near_duplicates: bool,
     on_error: OnError,
+    /// Site memory learned as the file's pages go by, as `pipeline --warc` learns it (None:
+    /// off).
+    site: Option<RwLock<SiteMemory>>,
 }
 
 #[pymethods]
 impl WarcRecords {
     #[new]
-    #[pyo3(signature = (source, extractor, *, drop_near_duplicates=false, on_error="warn"))]
+    #[pyo3(signature = (source, extractor, *, drop_near_duplicates=false, on_error="warn", site_memory=None))]
     fn new(
         source: &Bound<'_, PyAny>,
         extractor: Py<Extractor>,
         drop_near_duplicates: bool,
         on_error: &str,
+        site_memory: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let on_error = self::on_error(on_error)?;
+        // The CLI's site memory flags as keywords (`site_memory_pages=0` turns it off).
+        let o: SiteMemoryOptions = cli_options(site_memory, "site memory")?;
+        let problems = o.problems();
+        if !problems.is_empty() {
+            return Err(PyValueError::new_err(problems.join("; ")));
+        }
+        let site = match &o.from {
+            _ if !o.enabled() => None,
+            Some(path) => {
+                let bytes = std::fs::read(path).map_err(|e| WarcError::new_err(format!("{}: {e}", path.display())))?;
+                let m = SiteMemory::from_bytes(&bytes, o.clone())
+                    .map_err(|e| WarcError::new_err(format!("{}: {e}", path.display())))?;
+                Some(RwLock::new(m))
+            }
+            None => Some(RwLock::new(SiteMemory::new(o.clone()))),
+        };
         let events = open_events(source.py(), source)?;
         Ok(WarcRecords {
             events: Mutex::new(events),
@@ -416,6 +441,7 @@ impl WarcRecords {
             index: Mutex::new(NearDuplicateIndex::new()),
             drop_near_duplicates,
             on_error,
+            site,
         })
     }
 
@@ -433,7 +459,7 @@ impl WarcRecords {
                     SourceEvent::Skipped { .. } => None,
                     SourceEvent::Failed { message, .. } => Some(Err(message)),
                     SourceEvent::Page(p) => {
-                        match page_record(*p, &ex.core(), &ex.fingerprinter, ex.model_id.as_str(), None) {
+                        match page_record(*p, &ex.core(), &ex.fingerprinter, ex.model_id.as_str(), self.site.as_ref()) {
                             PageOutcome::NoText => None,
                             PageOutcome::Failed { message, .. } => Some(Err(message)),
                             PageOutcome::Record(mut record) => {

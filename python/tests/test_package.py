@@ -366,3 +366,62 @@ def test_parquet_parts_read_in_duckdb_pyarrow_and_datasets(tmp_path, pipeline_bi
     ds = load_dataset("parquet", data_files=[str(p) for p in parts], split="train", cache_dir=str(tmp_path / "hf"))
     assert sorted(ds["id"]) == sorted(by_id)
     assert sorted(ds["text"]) == sorted(r["text"] for r in records)
+
+
+def _site_pages(folder, n=30):
+    """`n` article pages that share a newsletter box inside the article (site furniture)."""
+    import random
+
+    words = "harbour council ferry vote river bridge market winter school park budget street".split()
+    folder.mkdir()
+    paths = []
+    for i in range(n):
+        rng = random.Random(i)
+        paras = "".join(
+            "<p>" + " ".join(rng.choice(words) for _ in range(45)) + ".</p>" for _ in range(4)
+        )
+        box = "<div><p>Sign up for our morning briefing and get the day's top stories in your inbox.</p></div>"
+        html = (
+            f"<html><head><title>Story {i}</title></head><body><nav><a href=/>Home</a></nav>"
+            f"<article><h1>Story {i}</h1>{paras[: len(paras) // 2]}{box}{paras[len(paras) // 2 :]}</article>"
+            "</body></html>"
+        )
+        p = folder / f"story-{i:02}.html"
+        p.write_text(html)
+        paths.append(p)
+    return paths
+
+
+def test_process_warc_learns_site_memory_as_the_cli_does(tmp_path, pipeline_bin):
+    paths = _site_pages(tmp_path / "pages")
+    warc = tmp_path / "sites.warc.gz"
+    subprocess.run(
+        [str(pipeline_bin), "pack-warc", "--out", str(warc), "--hosts", "3", "--base-url", "http://news.test/",
+         "--date", "2026-11-24T00:00:00Z"] + [str(p) for p in paths],
+        check=True,
+        capture_output=True,
+    )
+
+    def cli(*flags):
+        out = tmp_path / ("out" + "".join(flags).replace("-", "_"))
+        subprocess.run(
+            [str(pipeline_bin), "--warc", str(warc), "--out", str(out), "--threads", "1"] + list(flags),
+            check=True,
+            capture_output=True,
+        )
+        records = []
+        for part in sorted(out.glob("part-*.jsonl.zst")):
+            with zstandard.open(part, "rt", encoding="utf-8") as f:
+                records.extend(json.loads(line) for line in f)
+        return records
+
+    on = list(ap.process_warc(warc))
+    assert on == cli()
+    marked = [r for r in on if r["metadata"]["extraction"]["site_memory"]]
+    assert len(marked) >= 15, len(marked)
+    assert all("morning briefing" not in r["text"] for r in marked)
+    off = list(ap.process_warc(warc, site_memory_pages=0))
+    assert off == cli("--site-memory-pages", "0")
+    assert all("morning briefing" in r["text"] for r in off)
+    with pytest.raises(ValueError, match="site memory option `site_memory_nonsense`"):
+        next(ap.process_warc(warc, site_memory_nonsense=1))
