@@ -107,6 +107,24 @@ fn ids_under(dir: &Path) -> BTreeMap<String, usize> {
     out
 }
 
+/// Starts `cmd` and kills it with SIGKILL once `dir` holds `n` parts; fails if the run ends
+/// first.
+fn kill_after_parts(mut cmd: Command, dir: &Path, n: usize) {
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    let mut killed = false;
+    while start.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none() {
+        if count_parts(dir) >= n {
+            child.kill().unwrap(); // SIGKILL
+            killed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait().unwrap();
+    assert!(killed, "the run finished before it could be killed");
+}
+
 fn count_parts(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .into_iter()
@@ -145,20 +163,8 @@ fn an_s3_run_killed_and_rerun_without_its_disk_writes_every_record_once() {
         pipeline(&s3, &args)
     };
     let stage1 = work.path().join("stage1").display().to_string();
-    let mut child = run(&stage1, false).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let out = s3.path("crawl", "out");
-    let start = Instant::now();
-    let mut killed = false;
-    while start.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none() {
-        if count_parts(&out) >= 3 {
-            child.kill().unwrap(); // SIGKILL
-            killed = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.wait().unwrap();
-    assert!(killed, "the run finished before it could be killed");
+    kill_after_parts(run(&stage1, false), &out, 3);
     assert!(s3.path("crawl", "out/state.json").exists(), "the resume state is in the bucket");
     // Rerun on an empty staging folder: everything it needs comes from the bucket.
     let stage2 = work.path().join("stage2").display().to_string();
@@ -480,20 +486,8 @@ fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once
         pipeline(&s3, &args)
     };
     let stage1 = work.path().join("stage1").display().to_string();
-    let mut child = run(&stage1, false).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let out = s3.path("crawl", "feeds");
-    let start = Instant::now();
-    let mut killed = false;
-    while start.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none() {
-        if count_parts(&out) >= 3 {
-            child.kill().unwrap(); // SIGKILL
-            killed = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.wait().unwrap();
-    assert!(killed, "the run finished before it could be killed");
+    kill_after_parts(run(&stage1, false), &out, 3);
     assert!(s3.path("crawl", "feeds/state.sqlite").exists(), "the feeds database is in the bucket");
     let before = ids_under(&out).len();
     assert!(before > 0 && before < 240, "{before} records before the kill");

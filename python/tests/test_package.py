@@ -19,6 +19,15 @@ def cli_json(pipeline_bin, page: Path) -> dict:
     return json.loads(out.stdout)
 
 
+def _jsonl_records(folder):
+    """The records of a run's `part-*.jsonl.zst` parts, in order."""
+    records = []
+    for part in sorted(Path(folder).glob("part-*.jsonl.zst")):
+        with zstandard.open(part, "rt", encoding="utf-8") as f:
+            records.extend(json.loads(line) for line in f)
+    return records
+
+
 def test_extraction_equals_the_cli_byte_for_byte(pipeline_bin, pages):
     for page in pages:
         want = cli_json(pipeline_bin, page)
@@ -141,10 +150,7 @@ def test_damaged_records_warn_or_raise_and_reading_goes_on(example_warc, pages):
 def test_process_warc_gives_the_cli_records(tmp_path, pipeline_bin, example_warc):
     out = tmp_path / "out"
     subprocess.run([str(pipeline_bin), "--warc", str(example_warc), "--out", str(out)], check=True, capture_output=True)
-    cli = []
-    for part in sorted(out.glob("part-*.jsonl.zst")):
-        with zstandard.open(part, "rt", encoding="utf-8") as f:
-            cli.extend(json.loads(line) for line in f)
+    cli = _jsonl_records(out)
     py = list(ap.process_warc(example_warc))
     assert py == cli
 
@@ -222,10 +228,7 @@ def test_process_warc_takes_the_cli_extraction_flags(tmp_path, pipeline_bin, exa
     subprocess.run(
         [str(pipeline_bin), "--warc", str(example_warc), "--out", str(out)] + flags, check=True, capture_output=True
     )
-    cli = []
-    for part in sorted(out.glob("part-*.jsonl.zst")):
-        with zstandard.open(part, "rt", encoding="utf-8") as f:
-            cli.extend(json.loads(line) for line in f)
+    cli = _jsonl_records(out)
     py = list(ap.process_warc(example_warc, scorer="simple", keep_boilerplate=True, link_run_blocks=0))
     assert py == cli and {r["metadata"]["extraction"]["scorer"] for r in py} == {"simple"}
     with pytest.raises(ValueError, match="either an extractor"):
@@ -338,10 +341,7 @@ def test_parquet_parts_read_in_duckdb_pyarrow_and_datasets(tmp_path, pipeline_bi
             check=True,
             capture_output=True,
         )
-    records = []
-    for part in sorted(jsonl.glob("part-*.jsonl.zst")):
-        with zstandard.open(part, "rt", encoding="utf-8") as f:
-            records.extend(json.loads(line) for line in f)
+    records = _jsonl_records(jsonl)
     parts = sorted(out.glob("part-*.parquet"))
     assert parts and not list(out.glob("part-*.jsonl.zst"))
 
@@ -409,11 +409,7 @@ def test_process_warc_learns_site_memory_as_the_cli_does(tmp_path, pipeline_bin)
             check=True,
             capture_output=True,
         )
-        records = []
-        for part in sorted(out.glob("part-*.jsonl.zst")):
-            with zstandard.open(part, "rt", encoding="utf-8") as f:
-                records.extend(json.loads(line) for line in f)
-        return records
+        return _jsonl_records(out)
 
     on = list(ap.process_warc(warc))
     assert on == cli()

@@ -456,41 +456,46 @@ pub fn read_part(path: &Path) -> io::Result<Vec<serde_json::Value>> {
     Ok(out)
 }
 
+/// Column `name` of a row: None when null or absent, an error when `f` (which reads the
+/// expected type) refuses it.
+fn value<'a, T>(
+    get: &dyn Fn(&str) -> Option<&'a Field>,
+    name: &str,
+    kind: &str,
+    f: impl Fn(&Field) -> Option<T>,
+) -> Result<Option<T>, String> {
+    match get(name) {
+        None | Some(Field::Null) => Ok(None),
+        Some(x) => f(x).map(Some).ok_or_else(|| format!("column {name}: not {kind}: {x:?}")),
+    }
+}
+
 /// Builds a record from a row's fields (by name).
 fn record_of<'a>(get: &dyn Fn(&str) -> Option<&'a Field>) -> Result<Record, String> {
-    let string = |name: &str| -> Result<Option<String>, String> {
-        match get(name) {
-            None | Some(Field::Null) => Ok(None),
-            Some(Field::Str(s)) => Ok(Some(s.clone())),
-            Some(Field::Bytes(b)) => Ok(Some(String::from_utf8_lossy(b.data()).into_owned())),
-            Some(f) => Err(format!("column {name}: not a string: {f:?}")),
-        }
+    let string = |name: &str| {
+        value(get, name, "a string", |f| match f {
+            Field::Str(s) => Some(s.clone()),
+            Field::Bytes(b) => Some(String::from_utf8_lossy(b.data()).into_owned()),
+            _ => None,
+        })
     };
     let required = |name: &str| string(name)?.ok_or_else(|| format!("column {name} is null"));
-    let unsigned = |name: &str| -> Result<Option<u64>, String> {
-        match get(name) {
-            None | Some(Field::Null) => Ok(None),
-            Some(Field::ULong(v)) => Ok(Some(*v)),
-            Some(Field::Long(v)) => Ok(Some(*v as u64)),
-            Some(Field::UShort(v)) => Ok(Some(u64::from(*v))),
-            Some(Field::Int(v)) => Ok(Some(*v as u64)),
-            Some(f) => Err(format!("column {name}: not an integer: {f:?}")),
-        }
+    let unsigned = |name: &str| {
+        value(get, name, "an integer", |f| match f {
+            Field::ULong(v) => Some(*v),
+            Field::Long(v) => Some(*v as u64),
+            Field::UShort(v) => Some(u64::from(*v)),
+            Field::Int(v) => Some(*v as u64),
+            _ => None,
+        })
     };
-    let time = |name: &str| -> Result<Option<String>, String> {
-        match get(name) {
-            None | Some(Field::Null) => Ok(None),
-            Some(Field::TimestampMillis(ms)) => Ok(rfc3339(*ms)),
-            Some(f) => Err(format!("column {name}: not a timestamp: {f:?}")),
-        }
+    let time = |name: &str| {
+        value(get, name, "a timestamp", |f| match f {
+            Field::TimestampMillis(ms) => rfc3339(*ms),
+            _ => None,
+        })
     };
-    let double = |name: &str| -> Result<Option<f64>, String> {
-        match get(name) {
-            None | Some(Field::Null) => Ok(None),
-            Some(Field::Double(v)) => Ok(Some(*v)),
-            Some(f) => Err(format!("column {name}: not a double: {f:?}")),
-        }
-    };
+    let double = |name: &str| value(get, name, "a double", |f| if let Field::Double(v) = f { Some(*v) } else { None });
     let elements = |name: &str| -> Result<Vec<Field>, String> {
         match get(name) {
             None | Some(Field::Null) => Ok(Vec::new()),
