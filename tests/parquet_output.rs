@@ -9,8 +9,9 @@ use std::process::{Command, Output};
 
 use article_pipeline::sink::parquet::timestamp_millis;
 use article_pipeline::sink::{list_parts, read_part};
-use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
 use serde_json::Value;
+
+mod common;
 
 const WORDS: [&str; 10] =
     ["harbour", "council", "ferry", "vote", "river", "bridge", "market", "winter", "school", "park"];
@@ -40,21 +41,7 @@ fn page(i: usize) -> String {
 }
 
 fn warc(path: &Path, n: usize) {
-    let mut w = WarcWriter::create(path, "test").unwrap();
-    for i in 0..n {
-        let mut resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n".to_vec();
-        resp.extend_from_slice(page(i).as_bytes());
-        let url = format!("http://news.test/{i}");
-        let ex = Exchange {
-            url: &url,
-            date: "2026-11-24T00:00:00Z",
-            request: b"GET / HTTP/1.1\r\n\r\n",
-            response: &resp,
-            ip: None,
-        };
-        w.write_exchange(&ex).unwrap();
-    }
-    w.finish().unwrap();
+    common::write_warc(path, (0..n).map(|i| (format!("http://news.test/{i}"), page(i))));
 }
 
 fn pipeline(args: &[&str]) -> Output {

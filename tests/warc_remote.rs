@@ -14,7 +14,8 @@ use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 
 use article_pipeline::sink::{list_parts, read_part};
-use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
+
+mod common;
 
 /// Requests seen: (path, Range header).
 type Requests = Arc<Mutex<Vec<(String, Option<String>)>>>;
@@ -34,21 +35,7 @@ fn page(i: usize) -> String {
 }
 
 fn warc(path: &Path) {
-    let mut w = WarcWriter::create(path, "test").unwrap();
-    for i in 0..40 {
-        let mut resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".to_vec();
-        resp.extend_from_slice(page(i).as_bytes());
-        let url = format!("http://remote.test/{i}");
-        let ex = Exchange {
-            url: &url,
-            date: "2026-11-24T00:00:00Z",
-            request: b"GET / HTTP/1.1\r\n\r\n",
-            response: &resp,
-            ip: None,
-        };
-        w.write_exchange(&ex).unwrap();
-    }
-    w.finish().unwrap();
+    common::write_warc(path, (0..40).map(|i| (format!("http://remote.test/{i}"), page(i))));
 }
 
 /// A body of `bytes` that fails (dropping the connection) after `cut` bytes, if given.

@@ -227,6 +227,16 @@ fn optional<T: Copy, U>(v: &[Option<T>], f: impl Fn(T) -> U) -> (Vec<U>, Vec<i16
     (values, defs)
 }
 
+/// Writes an optional column of physical type `T` from `v` (None is null).
+fn write_optional<T: parquet::data_type::DataType, X: Copy>(
+    col: &mut parquet::file::writer::SerializedColumnWriter<'_>,
+    v: &[Option<X>],
+    f: impl Fn(X) -> T::T,
+) -> parquet::errors::Result<usize> {
+    let (values, defs) = optional(v, f);
+    col.typed::<T>().write_batch(&values, Some(&defs), None)
+}
+
 /// Values, definition and repetition levels of a required list column (an empty list is one
 /// level of 0 and no value).
 fn list<T: Copy, U>(rows: &[Vec<T>], f: impl Fn(T) -> U) -> (Vec<U>, Vec<i16>, Vec<i16>) {
@@ -319,27 +329,17 @@ impl ParquetPart {
             let name = LEAVES[index];
             index += 1;
             match name {
-                "source_offset" => {
-                    let (v, d) = optional(&c.source_offset, |x| x as i64);
-                    col.typed::<Int64Type>().write_batch(&v, Some(&d), None)
-                }
+                "source_offset" => write_optional::<Int64Type, _>(&mut col, &c.source_offset, |x| x as i64),
                 "fetched_at" | "published" | "modified" => {
                     let src = match name {
                         "fetched_at" => &c.fetched_at,
                         "published" => &c.published,
                         _ => &c.modified,
                     };
-                    let (v, d) = optional(src, |x| x);
-                    col.typed::<Int64Type>().write_batch(&v, Some(&d), None)
+                    write_optional::<Int64Type, _>(&mut col, src, |x| x)
                 }
-                "status" => {
-                    let (v, d) = optional(&c.status, i32::from);
-                    col.typed::<Int32Type>().write_batch(&v, Some(&d), None)
-                }
-                "lang_confidence" => {
-                    let (v, d) = optional(&c.lang_confidence, |x| x);
-                    col.typed::<DoubleType>().write_batch(&v, Some(&d), None)
-                }
+                "status" => write_optional::<Int32Type, _>(&mut col, &c.status, i32::from),
+                "lang_confidence" => write_optional::<DoubleType, _>(&mut col, &c.lang_confidence, |x| x),
                 "authors" | "categories" | "keywords" => {
                     let src = match name {
                         "authors" => &c.authors,
@@ -353,8 +353,7 @@ impl ParquetPart {
                     let start = name == "span_start";
                     let span: Vec<Option<u64>> =
                         c.span.iter().map(|s| s.map(|(a, b)| if start { a as u64 } else { b as u64 })).collect();
-                    let (v, d) = optional(&span, |x| x as i64);
-                    col.typed::<Int64Type>().write_batch(&v, Some(&d), None)
+                    write_optional::<Int64Type, _>(&mut col, &span, |x| x as i64)
                 }
                 "score" => col.typed::<DoubleType>().write_batch(&c.score, None, None),
                 "tokens" | "fingerprint_exact" | "fingerprint_simhash" => {

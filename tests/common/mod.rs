@@ -1,6 +1,5 @@
-//! Helpers shared by the learned scorers' behaviour tests (`tests/pso.rs`, `tests/svm.rs`,
-//! `tests/knn.rs`): run the binary, write an input file, and the usage errors every scorer that
-//! needs a model file must give.
+//! Helpers shared by tests: run the binary, write an input file or a WARC of pages, and the
+//! usage errors every scorer that needs a model file must give.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -61,4 +60,29 @@ pub fn story_manifest(
         manifest.push_str(&format!("{line}\n"));
     }
     write(dir, "manifest.jsonl", manifest.as_bytes())
+}
+
+/// Writes a WARC of HTML responses (`(url, html)`, fetched 2026-11-24); returns their record
+/// ids (without angle brackets).
+#[allow(dead_code)] // not every test binary that shares this module writes WARCs
+pub fn write_warc(path: &Path, pages: impl IntoIterator<Item = (String, String)>) -> Vec<String> {
+    use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
+    let mut w = WarcWriter::create(path, "test").unwrap();
+    let ids = pages
+        .into_iter()
+        .map(|(url, html)| {
+            let mut resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n".to_vec();
+            resp.extend_from_slice(html.as_bytes());
+            let ex = Exchange {
+                url: &url,
+                date: "2026-11-24T00:00:00Z",
+                request: b"GET / HTTP/1.1\r\n\r\n",
+                response: &resp,
+                ip: None,
+            };
+            w.write_exchange(&ex).unwrap().1.trim_matches(['<', '>']).to_string()
+        })
+        .collect();
+    w.finish().unwrap();
+    ids
 }
