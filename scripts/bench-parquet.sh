@@ -10,10 +10,7 @@ bin=target/release/pipeline
 work=${BENCH_DIR:-target/bench-pipeline}
 mkdir -p "$work"
 source scripts/bench-pages.sh
-bytes=$(cat "${pages[@]}" | wc -c)
-repeat=$(( (500 * 1000000 + bytes - 1) / bytes ))
-warc="$work/bench-500.warc.gz"
-[ -f "$warc" ] || "$bin" pack-warc "${pages[@]}" --repeat "$repeat" --out "$warc" --date 2026-01-01T00:00:00Z
+warc=$(bench_input 500)
 for round in 1 2; do
   for format in jsonl parquet; do
     out="$work/out-format-$format"

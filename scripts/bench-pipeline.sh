@@ -10,11 +10,8 @@ bin=target/release/pipeline
 work=${BENCH_DIR:-target/bench-pipeline}
 mkdir -p "$work"
 source scripts/bench-pages.sh
-bytes=$(cat "${pages[@]}" | wc -c)
 for target_mb in 100 500; do
-  repeat=$(( (target_mb * 1000000 + bytes - 1) / bytes ))
-  warc="$work/bench-${target_mb}.warc.gz"
-  [ -f "$warc" ] || "$bin" pack-warc "${pages[@]}" --repeat "$repeat" --out "$warc" --date 2026-01-01T00:00:00Z
+  warc=$(bench_input "$target_mb")
   for threads in 1 2; do
     out="$work/out-${target_mb}-${threads}"
     rm -rf "$out"
