@@ -40,7 +40,7 @@
 //!   private-address guard, per-host frontier, adaptive poll schedule) as page events.
 //! - [`dedup`]: fingerprints (exact hash, MinHash / LSH bands), the in-run near-duplicate
 //!   index, and the global pass over many runs in bounded memory.
-//! - [`sink`]: the record schema and the zstd JSON Lines parts, committed atomically.
+//! - [`sink`]: the record schema and the parts, zstd JSON Lines or Parquet, committed atomically.
 //! - [`pipeline`]: the staged run (source thread, extraction threads, in-order sink), its
 //!   configuration, resume state (inputs retried when they end early), shards (inputs
 //!   assigned by a hash of their name), S3 output, `status` and `dedup` runs.
