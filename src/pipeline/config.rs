@@ -229,41 +229,6 @@ pub struct ConfigError {
     pub problems: Vec<String>,
 }
 
-/// Known keys per table, for reporting every unknown key (serde stops at the first); the
-/// extractor's option keys come from [`ExtractOptions`](crate::extract::ExtractOptions) itself
-/// (see [`known_keys`]).
-const KNOWN: &[(&str, &[&str])] = &[
-    ("", &["warc", "feeds", "extractor", "run", "sink", "dedup", "site_memory"]),
-    ("warc", &["paths", "lists", "base_url"]),
-    (
-        "feeds",
-        &[
-            "list",
-            "once",
-            "interval_secs",
-            "min_interval_secs",
-            "max_interval_secs",
-            "max_connections",
-            "per_host_connections",
-            "forget_after_days",
-            "user_agent",
-            "delay_ms",
-            "allow_private_addresses",
-            "warc_out",
-            "connect_timeout_secs",
-            "timeout_secs",
-            "max_body_bytes",
-            "max_retries",
-        ],
-    ),
-    // The extraction options' keys are added by `known_keys`.
-    ("extractor", &["scorer", "model", "bias", "tag_bias"]),
-    ("run", &["threads", "resume", "shard", "s3_endpoint", "staging", "metrics_addr", "metrics_allow_remote"]),
-    ("sink", &["out", "drop_near_duplicates", "part_bytes", "zstd_level", "format"]),
-    ("dedup", &["shingle_words", "bands", "rows", "seed"]),
-    ("site_memory", &["min_pages", "share", "max_hosts", "max_blocks", "from"]),
-];
-
 /// Why `table.key = value` is not accepted, if it is not: the table's struct is read from a
 /// table holding that key alone (every other field takes its default).
 fn bad_value(table: &str, key: &str, value: &toml::Value) -> Option<String> {
@@ -302,21 +267,25 @@ fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
     None
 }
 
-/// Known keys per table: [`KNOWN`], with the `[extractor]` table's extraction options taken
-/// from the fields of [`ExtractOptions`](crate::extract::ExtractOptions) as it serialises.
+/// Known keys per table, for reporting every unknown key (serde stops at the first): the
+/// fields of each table's struct, read from its serialised default, so a knob is declared once,
+/// in its struct (`[extractor]` holds the scorer's fields and every field of
+/// [`ExtractOptions`](crate::extract::ExtractOptions), flattened).
 pub fn known_keys() -> Vec<(&'static str, Vec<String>)> {
-    let options = serde_json::to_value(crate::extract::ExtractOptions::default()).expect("options serialise");
-    let option_keys: Vec<String> = options.as_object().expect("a struct").keys().cloned().collect();
-    KNOWN
-        .iter()
-        .map(|(table, keys)| {
-            let mut keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-            if *table == "extractor" {
-                keys.extend(option_keys.iter().cloned());
-            }
-            (*table, keys)
-        })
-        .collect()
+    fn keys_of<T: Serialize + Default>() -> Vec<String> {
+        let v = serde_json::to_value(T::default()).expect("config structs serialise");
+        v.as_object().expect("a struct").keys().cloned().collect()
+    }
+    vec![
+        ("", keys_of::<PipelineConfig>()),
+        ("warc", keys_of::<WarcConfig>()),
+        ("feeds", keys_of::<FeedsConfig>()),
+        ("extractor", keys_of::<ExtractorConfig>()),
+        ("run", keys_of::<RunConfig>()),
+        ("sink", keys_of::<SinkConfig>()),
+        ("dedup", keys_of::<DedupOptions>()),
+        ("site_memory", keys_of::<SiteMemoryOptions>()),
+    ]
 }
 
 impl PipelineConfig {
@@ -331,7 +300,7 @@ impl PipelineConfig {
         let find = |table: &str| known.iter().find(|(t, _)| *t == table).map(|(_, keys)| keys);
         for (key, v) in &value {
             match find(key) {
-                None => problems.push(format!("unknown table or key `{key}` (known: {})", KNOWN[0].1.join(", "))),
+                None => problems.push(format!("unknown table or key `{key}` (known: {})", known[0].1.join(", "))),
                 Some(keys) => match v.as_table() {
                     None => problems.push(format!("`{key}` must be a table")),
                     Some(t) => {
@@ -576,8 +545,9 @@ mod tests {
         let value = toml::Value::try_from(&full).unwrap();
         let tables = value.as_table().unwrap();
         let top: Vec<&str> = tables.keys().map(String::as_str).collect();
-        assert_eq!(sorted(top), sorted(KNOWN[0].1.to_vec()));
-        for (name, keys) in &known_keys()[1..] {
+        let known = known_keys();
+        assert_eq!(sorted(top), sorted(known[0].1.iter().map(String::as_str).collect()));
+        for (name, keys) in &known[1..] {
             let fields: Vec<&str> = tables[*name].as_table().unwrap().keys().map(String::as_str).collect();
             assert_eq!(sorted(fields), sorted(keys.iter().map(String::as_str).collect()), "table {name}");
         }
