@@ -5,6 +5,7 @@
 //! exactly once; so does a feeds run killed and rerun the same way. Shards over S3 with the engines' index variable, and a gzipped
 //! `--warc-list` of relative keys under `--base-url s3://…`, give the same records.
 
+mod common;
 #[path = "common/feed_hosts.rs"]
 mod feed_hosts;
 #[path = "common/s3.rs"]
@@ -19,7 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use article_pipeline::sink::read_part;
-use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
 use s3_server::S3Server;
 
 const WORDS: [&str; 12] = [
@@ -57,24 +57,7 @@ fn page(i: usize) -> String {
 /// Writes a WARC of `n` pages numbered from `first`; returns their record ids.
 fn warc(path: &Path, first: usize, n: usize) -> Vec<String> {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut w = WarcWriter::create(path, "test").unwrap();
-    let ids = (first..first + n)
-        .map(|i| {
-            let mut resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".to_vec();
-            resp.extend_from_slice(page(i).as_bytes());
-            let url = format!("http://s3.test/{i}");
-            let ex = Exchange {
-                url: &url,
-                date: "2026-11-24T00:00:00Z",
-                request: b"GET / HTTP/1.1\r\n\r\n",
-                response: &resp,
-                ip: None,
-            };
-            w.write_exchange(&ex).unwrap().1.trim_matches(['<', '>']).to_string()
-        })
-        .collect();
-    w.finish().unwrap();
-    ids
+    common::write_warc(path, (first..first + n).map(|i| (format!("http://s3.test/{i}"), page(i))))
 }
 
 fn pipeline(s3: &S3Server, args: &[&str]) -> Command {

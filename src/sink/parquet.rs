@@ -163,7 +163,6 @@ impl Columns {
             Source::Warc { file, offset } => ("warc", Some(file.clone()), Some(*offset), None),
             Source::Feed { feed } => ("feed", None, None, Some(feed.clone())),
         };
-        let json = |v: Option<String>| v;
         let strings: [Option<String>; 22] = [
             Some(r.id.clone()),
             Some(r.text.clone()),
@@ -182,11 +181,11 @@ impl Columns {
             a.site_name.clone(),
             a.canonical_url.clone(),
             a.image.clone(),
-            json(m.feed.as_ref().map(|f| serde_json::to_string(f).expect("feed items serialise"))),
+            m.feed.as_ref().map(|f| serde_json::to_string(f).expect("feed items serialise")),
             Some(m.extraction.scorer.clone()),
             m.extraction.model.clone(),
             m.near_duplicate_of.clone(),
-            json(m.structure.as_ref().map(|s| serde_json::to_string(s).expect("structures serialise"))),
+            m.structure.as_ref().map(|s| serde_json::to_string(s).expect("structures serialise")),
         ];
         if self.strings.is_empty() {
             self.strings = vec![Vec::new(); STRINGS.len()];
@@ -376,10 +375,12 @@ impl ParquetPart {
                 }
                 s => {
                     let vals = c.string(s);
-                    let required = matches!(s, "id" | "text" | "url" | "final_url" | "source_kind" | "scorer");
+                    let writer = col.typed::<ByteArrayType>();
+                    // Required or optional as SCHEMA declares it.
+                    let optional = writer.get_descriptor().max_def_level() > 0;
                     let v: Vec<ByteArray> = vals.iter().flatten().map(|x| ByteArray::from(x.as_str())).collect();
                     let d: Vec<i16> = vals.iter().map(|x| i16::from(x.is_some())).collect();
-                    col.typed::<ByteArrayType>().write_batch(&v, (!required).then_some(&d[..]), None)
+                    writer.write_batch(&v, optional.then_some(&d[..]), None)
                 }
             }
             .map_err(err)?;
