@@ -285,11 +285,17 @@ const fn pair(a: u8, b: u8) -> usize {
 /// Which lists this start tag's id or class value names ([`F_BOILERPLATE`], [`F_MORE`],
 /// [`F_POSITIVE`]): a name anywhere in the value, ASCII case-insensitively.
 pub(super) fn class_names(raw_tag: &str) -> u8 {
+    names_in(raw_tag, u32::MAX)
+}
+
+/// The names of [`CLASS_NAMES`] in bits `wanted` this start tag's id or class value holds, as
+/// list bits: only those names are compared.
+fn names_in(raw_tag: &str, wanted: u32) -> u8 {
     let tag = raw_tag.as_bytes();
     let mut flags = 0;
     for v in [attr_value(tag, b"class"), attr_value(tag, b"id")].into_iter().flatten() {
         for i in 0..v.len().saturating_sub(1) {
-            let mut m = FIRST_PAIR[pair(v[i], v[i + 1])];
+            let mut m = FIRST_PAIR[pair(v[i], v[i + 1])] & wanted;
             while m != 0 {
                 let k = m.trailing_zeros() as usize;
                 m &= m - 1;
@@ -303,10 +309,14 @@ pub(super) fn class_names(raw_tag: &str) -> u8 {
     flags
 }
 
+/// The names of the two furniture lists, as bits of [`CLASS_NAMES`] (they come first).
+const FURNITURE_BITS: u32 = (1 << (BOILERPLATE_NAMES.len() + MORE_NAMES.len())) - 1;
+
 /// Which furniture lists this start tag's id or class value names ([`F_BOILERPLATE`],
-/// [`F_MORE`]).
+/// [`F_MORE`]). The extractor asks this of every start tag in a span: the positive names
+/// (read by the chooser only) are not compared.
 pub(super) fn furniture(raw_tag: &str) -> u8 {
-    class_names(raw_tag) & (F_BOILERPLATE | F_MORE)
+    names_in(raw_tag, FURNITURE_BITS)
 }
 
 /// Is this start tag a hidden copy of metadata: a schema.org microdata element (`itemscope` /
