@@ -271,6 +271,13 @@ static URL_DATE: LazyLock<Regex> = LazyLock::new(|| {
 static URL_DATE_SHORT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"/((?:19|20)\d{2})/(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/").expect("valid regex"));
 
+/// `/20201007120909561.jpg`: a file named by its upload time (year to second, then
+/// anything), as image stores name uploads.
+static TIMESTAMP_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"/((?:19|20)\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d\d*[._-]")
+        .expect("valid regex")
+});
+
 fn offset_minutes(z: &str) -> Option<i16> {
     match z {
         "Z" | "UTC" | "GMT" => Some(0),
@@ -501,6 +508,7 @@ pub(crate) fn warm_up() {
         &WRITTEN_MDY,
         &URL_DATE,
         &URL_DATE_SHORT,
+        &TIMESTAMP_NAME,
         &ISO_IN_TEXT,
     ] {
         LazyLock::force(re);
@@ -514,6 +522,15 @@ pub fn from_url(url: &str) -> Option<Date> {
     let path = format!("/{}", path.split(['?', '#']).next().unwrap_or(""));
     let c = URL_DATE.captures(&path).or_else(|| URL_DATE_SHORT.captures(&path))?;
     Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)
+}
+
+/// The date in an image's URL: as in a page's URL ([`from_url`]), or a file named by its upload
+/// time.
+pub fn from_image_url(url: &str) -> Option<Date> {
+    from_url(url).or_else(|| {
+        let c = TIMESTAMP_NAME.captures(url)?;
+        Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)
+    })
 }
 
 #[cfg(test)]
@@ -542,6 +559,16 @@ mod tests {
         assert_eq!(day("24.11.2026"), Some("2026-11-24".into()));
         assert_eq!(day("11/24/2026"), Some("2026-11-24".into()));
         assert_eq!(day("05/04/2026"), Some("2026-04-05".into()), "day first when both could be");
+    }
+
+    #[test]
+    fn image_files_named_by_their_upload_time() {
+        let day = |u: &str| from_image_url(u).map(|d| d.day_string());
+        assert_eq!(day("https://img.test/images/large/20201007120909561.jpg"), Some("2020-10-07".into()));
+        assert_eq!(day("https://img.test/files/2016/05/04/a.jpg"), Some("2016-05-04".into()));
+        // Not a time of day after the date, or too few digits: an id, not a timestamp.
+        assert_eq!(day("https://img.test/images/20201007990909.jpg"), None);
+        assert_eq!(day("https://img.test/images/2020100712.jpg"), None);
     }
 
     #[test]

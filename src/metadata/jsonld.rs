@@ -43,25 +43,29 @@ fn types(v: &Value) -> Vec<&str> {
     }
 }
 
-/// Collects candidate objects (article types first) from a parsed block.
-fn walk<'a>(v: &'a Value, depth: usize, articles: &mut Vec<&'a Value>, pages: &mut Vec<&'a Value>) {
+/// Collects candidate objects from a parsed block: article types, `WebPage`s, and other
+/// objects that say when they were published (a `HowTo`, a `Recipe`, a `VideoObject`: the page's
+/// main thing when it is not an article).
+fn walk<'a>(v: &'a Value, depth: usize, found: &mut Found<'a>) {
     if depth > MAX_DEPTH {
         return;
     }
     match v {
-        Value::Array(a) => a.iter().for_each(|x| walk(x, depth + 1, articles, pages)),
+        Value::Array(a) => a.iter().for_each(|x| walk(x, depth + 1, found)),
         Value::Object(o) => {
             let t = types(v);
             if t.iter().any(|t| is_article_type(t)) {
-                articles.push(v);
+                found.articles.push(v);
             } else if t.iter().any(|t| t.ends_with("WebPage")) {
-                pages.push(v);
+                found.pages.push(v);
+            } else if o.contains_key("datePublished") {
+                found.others.push(v);
             }
             if let Some(g) = o.get("@graph") {
-                walk(g, depth + 1, articles, pages);
+                walk(g, depth + 1, found);
             }
             if let Some(m) = o.get("mainEntity") {
-                walk(m, depth + 1, articles, pages);
+                walk(m, depth + 1, found);
             }
         }
         _ => {}
@@ -130,13 +134,23 @@ fn string_value(text: &str, key: &str) -> Option<String> {
     (end <= 64).then(|| rest[..end].to_string())
 }
 
+/// The objects [`walk`] collects, by kind.
+#[derive(Default)]
+struct Found<'a> {
+    articles: Vec<&'a Value>,
+    pages: Vec<&'a Value>,
+    others: Vec<&'a Value>,
+}
+
 fn read_parsed(parsed: &[Value]) -> JsonLd {
-    let (mut articles, mut pages) = (Vec::new(), Vec::new());
+    let mut found = Found::default();
     for v in parsed {
-        walk(v, 0, &mut articles, &mut pages);
+        walk(v, 0, &mut found);
     }
-    let is_article = !articles.is_empty();
-    let Some(obj) = articles.first().or(pages.first()).copied() else { return JsonLd::default() };
+    let is_article = !found.articles.is_empty();
+    let Some(obj) = found.articles.first().or(found.pages.first()).or(found.others.first()).copied() else {
+        return JsonLd::default();
+    };
     let get = |k: &str| obj.get(k);
     let publisher = get("publisher").and_then(text).or_else(|| {
         parsed.iter().find_map(|v| find_type(v, "Organization", 0).and_then(|o| o.get("name")).and_then(text))

@@ -26,6 +26,8 @@ const MAX_JSONLD: usize = 16;
 /// Bytes of page text searched for a written date after the headline, and before it.
 const TEXT_DATE_WINDOW: usize = 3000;
 const TEXT_DATE_BEFORE: usize = 1500;
+/// The longest run of text between tags that counts as a date line ([`date_line`]).
+const DATE_LINE_CHARS: usize = 60;
 /// How much text next to the headline is searched for a date with a two-digit year
 /// (`02.12.19`): only the date line itself, as such triples further off are mostly not dates.
 const SHORT_YEAR_CHARS: usize = 300;
@@ -345,7 +347,8 @@ impl Collector {
                 &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
             let after = strip_tags(after);
             let before = strip_tags(before);
-            sig.text_date = dates::find_in_text(&after)
+            sig.text_date = date_line(&page[boundary(h1_end as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)])
+                .or_else(|| dates::find_in_text(&after))
                 .or_else(|| dates::find_in_text(&before))
                 .or_else(|| dates::find_short_year(&after[..after.floor_char_boundary(SHORT_YEAR_CHARS)]))
                 .or_else(|| {
@@ -358,7 +361,8 @@ impl Collector {
                 sig.by_line = byline_names(&c[1]);
             }
         } else if let Some(from) = text_from {
-            sig.text_date = dates::find_in_text(&strip_tags(&page[boundary(from)..boundary(from + TEXT_DATE_WINDOW)]));
+            let window = &page[boundary(from)..boundary(from + TEXT_DATE_WINDOW)];
+            sig.text_date = date_line(window).or_else(|| dates::find_in_text(&strip_tags(window)));
         }
         sig.bylines = self
             .byline_elements
@@ -395,6 +399,30 @@ impl Collector {
             sig.page_dates = dates::find_all_in_text(&strip_tags(&page[..boundary(PAGE_DATE_BYTES)]), MAX_PAGE_DATES);
         }
         sig
+    }
+}
+
+/// The first date that stands on a line of its own in `html`: a run of text between two tags
+/// of at most [`DATE_LINE_CHARS`] characters (`02.02.2022 • Presse`, `Gespeichert von rasos am
+/// 24. Juli 2017 - 18:55`). A date inside a long run is usually a sentence's: the day a law
+/// took effect, an event's, a photo caption's (`…near Orleans, France, January 16, 2020.`).
+fn date_line(html: &str) -> Option<dates::Date> {
+    let mut rest = html;
+    loop {
+        let lt = memchr::memchr(b'<', rest.as_bytes()).unwrap_or(rest.len());
+        let run = rest[..lt].trim();
+        if !run.is_empty()
+            && run.len() <= DATE_LINE_CHARS * 4
+            && run.chars().count() <= DATE_LINE_CHARS
+            && run.bytes().any(|b| b.is_ascii_digit())
+            && let Some(d) = dates::find_in_text(&strip_tags(run))
+        {
+            return Some(d);
+        }
+        if lt == rest.len() {
+            return None;
+        }
+        rest = memchr::memchr(b'>', &rest.as_bytes()[lt..]).map_or("", |gt| &rest[lt + gt + 1..]);
     }
 }
 
@@ -566,31 +594,38 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
     let time_marked = sig.times.iter().find(|(_, m)| *m).map(|(v, _)| v.as_str());
     let first_ok = |v: &[dates::Date]| v.iter().copied().find(|d| d.not_after(&latest));
     // A date in the path of the page's main image (`/files/2016/05/04/…`), as the URL's.
-    let image_url = sig.meta(&["og:image", "twitter:image"]).and_then(dates::from_url);
-    let candidates: [(Option<dates::Date>, &str); 12] = [
-        (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
-        (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
-        (ok(time_marked.or(sig.times.first().map(|(v, _)| v.as_str())).and_then(dates::parse)), "time"),
+    let image_url = sig.meta(&["og:image", "twitter:image"]).and_then(dates::from_image_url);
+    // htmldate's order (Barbaresi 2020): a full date in the URL's path first (publishers
+    // write it once, when the article goes up; markup dates are often the last update),
+    // then the page's header (`<meta>`, microdata), JSON-LD, a `<time>` marked as the
+    // publication's; written dates next to the headline before unmarked `<time>` elements
+    // (those are as often a teaser's or a comment's).
+    let candidates: [(Option<dates::Date>, &str); 13] = [
         (ok(dates::from_url(cx.url)), "url"),
+        (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
+        (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
+        (ok(time_marked.and_then(dates::parse)), "time"),
         (ok(sig.class_date), "text"),
         (ok(sig.text_date), "text"),
         (ok(cx.html_title.and_then(dates::find_in_text)), "text"),
+        (ok(sig.times.first().map(|(v, _)| v.as_str()).and_then(dates::parse)), "time"),
         (ok(cx.feed.and_then(|f| f.published.as_deref().or(f.updated.as_deref())).and_then(dates::parse)), "feed"),
         (first_ok(&sig.attr_dates), "attribute"),
         (ok(image_url), "url"),
         (first_ok(&sig.page_dates), "text"),
         (ok(cx.last_modified.and_then(dates::parse)), "last-modified"),
     ];
-    let (mut published, mut date_source) =
-        candidates.iter().find_map(|(d, s)| d.map(|d| (Some(d), Some(s.to_string())))).unwrap_or((None, None));
-    // A structured time in UTC can fall on the day after (or before) the one the publisher
-    // dated the article in its own zone; the URL keeps the local day: it wins by one day.
-    if let (Some(p), Some(u)) = (published, candidates[3].0)
-        && p.day_string() != u.day_string()
-        && days_apart(&p, &u) <= 1
-    {
-        (published, date_source) = (Some(u), Some("url".to_string()));
-    }
+    // The URL gives the day only: a structured date of the same day says more (its time and
+    // zone), and one a day off is the same moment in UTC (the publisher's local day is the
+    // URL's), so both keep the URL's day; a date further off is the last update's.
+    let first = |from: usize| {
+        candidates[from..].iter().find_map(|(d, s)| d.map(|d| (Some(d), Some(s.to_string())))).unwrap_or((None, None))
+    };
+    let (published, date_source) = match (candidates[0].0, first(1)) {
+        (Some(u), (Some(p), s)) if p.day_string() == u.day_string() => (Some(p), s),
+        (Some(u), _) => (Some(u), Some("url".to_string())),
+        (None, rest) => rest,
+    };
     let published = published.map(|d| d.iso());
     let modified = ok(j.modified.as_deref().and_then(dates::parse))
         .or_else(|| ok(sig.meta(MODIFIED_META).and_then(dates::parse)))
@@ -689,16 +724,6 @@ fn absolute(link: &str, base: Option<&url::Url>) -> String {
     match base.map(|b| b.join(link.trim())) {
         Some(Ok(u)) => u.to_string(),
         _ => link.to_string(),
-    }
-}
-
-/// Whole days between two dates.
-fn days_apart(a: &dates::Date, b: &dates::Date) -> i64 {
-    let day =
-        |d: &dates::Date| chrono::NaiveDate::from_ymd_opt(i32::from(d.year), u32::from(d.month), u32::from(d.day));
-    match (day(a), day(b)) {
-        (Some(x), Some(y)) => (x - y).num_days().abs(),
-        _ => i64::MAX,
     }
 }
 

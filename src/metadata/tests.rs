@@ -23,14 +23,13 @@ fn json_ld_gives_dates_authors_and_the_headline_over_every_other_source() {
     let html = format!(
         r#"<html lang="en"><head><title>Ferry timetable approved | Harbour News</title>
         <meta property="og:title" content="OG title">
-        <meta property="article:published_time" content="2026-11-20T08:00:00Z">
         <meta name="author" content="Meta Author">
         <script type="application/ld+json">{{"@type":"NewsArticle","headline":"LD headline",
           "datePublished":"2026-11-22T10:00:00+01:00","dateModified":"2026-11-23",
           "author":{{"@type":"Person","name":"Ann Lee"}},"publisher":{{"name":"Harbour News"}}}}</script>
         </head>{BODY}</html>"#
     );
-    let (m, title) = meta_of(&html, "https://harbour.test/2026/11/01/ferry");
+    let (m, title) = meta_of(&html, "https://harbour.test/ferry");
     assert_eq!(m.published.as_deref(), Some("2026-11-22T10:00:00+01:00"));
     assert_eq!(m.date_source.as_deref(), Some("json-ld"));
     assert_eq!(m.modified.as_deref(), Some("2026-11-23"));
@@ -79,7 +78,7 @@ fn time_elements_then_url_then_text() {
     let marked = format!(
         r#"<html><body><time datetime="2023-01-01">x</time><time pubdate datetime="2023-02-02T10:00">y</time>{BODY}</body></html>"#
     );
-    let (m, _) = meta_of(&marked, "https://x.test/2022/05/06/a");
+    let (m, _) = meta_of(&marked, "https://x.test/a");
     assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2023-02-02T10:00:00"), Some("time")));
     let (m, _) = meta_of(&format!("<html>{BODY}</html>"), "https://x.test/news/2022/05/06/a.html");
     assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2022-05-06"), Some("url")));
@@ -97,8 +96,43 @@ fn a_utc_time_a_day_off_the_url_date_takes_the_url_day() {
     let html = r#"<html><head><meta property="article:published_time" content="2023-11-09T03:10:00Z"></head></html>"#;
     let (m, _) = meta_of(html, "https://x.test/2023/11/08/story");
     assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2023-11-08"), Some("url")));
+    let (m, _) = meta_of(html, "https://x.test/2023/11/09/story");
+    assert_eq!(
+        (m.published.as_deref(), m.date_source.as_deref()),
+        (Some("2023-11-09T03:10:00Z"), Some("meta")),
+        "the same day: the structured date, with its time"
+    );
     let (m, _) = meta_of(html, "https://x.test/2023/10/01/story");
-    assert_eq!(m.date_source.as_deref(), Some("meta"), "further apart: the structured date stands");
+    assert_eq!(
+        (m.published.as_deref(), m.date_source.as_deref()),
+        (Some("2023-10-01"), Some("url")),
+        "further apart: the structured date is the last update's"
+    );
+}
+
+/// htmldate's order: the URL's day, the page's header (`<meta>`), JSON-LD, a marked `<time>`,
+/// a written date next to the headline, and only then an unmarked `<time>`.
+#[test]
+fn the_header_before_json_ld_and_a_date_line_before_an_unmarked_time() {
+    let html = r#"<html><head><meta property="article:published_time" content="2022-01-06T08:29:34">
+        <script type="application/ld+json">{"@type":"NewsArticle","datePublished":"2022-01-04T07:29:00Z"}</script>
+        </head><body><h1>Headline</h1></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2022-01-06T08:29:34"), Some("meta")));
+    // A teaser's <time> further down is not the article's; the date line under the headline is.
+    let html = r#"<html><body><h1>Headline</h1><p>Text of the story, which was in effect on 28.01.2022 and
+        still is.</p><div>02.02.2022 &bull; Presse</div><ul><li><time datetime="2020-12-03">x</time></li></ul>
+        </body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2022-02-02"), Some("text")));
+    // A HowTo (not an article) that says when it was published.
+    let html = r#"<html><head><script type="application/ld+json">{"@type":"HowTo","name":"A table cloth",
+        "datePublished":"2022-01-10T22:06:08:684Z"}</script></head><body><p>x</p></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!(
+        (m.published.as_deref().map(|d| &d[..10]), m.date_source.as_deref()),
+        (Some("2022-01-10"), Some("json-ld"))
+    );
 }
 
 #[test]
