@@ -22,6 +22,14 @@ pub struct Date {
     pub time: Option<(u8, u8, u8, Option<i16>)>,
 }
 
+/// Tomorrow (UTC): the latest date a page can have been published when the fetch time is not
+/// known (a day ahead, for the zones east of UTC).
+pub fn tomorrow() -> Date {
+    use chrono::Datelike;
+    let now = chrono::Utc::now() + chrono::Duration::days(1);
+    Date { year: now.year() as u16, month: now.month() as u8, day: now.day() as u8, time: None }
+}
+
 /// Earliest year taken as a publication date.
 pub const MIN_YEAR: u16 = 1995;
 
@@ -509,6 +517,7 @@ pub(crate) fn warm_up() {
         &URL_DATE,
         &URL_DATE_SHORT,
         &TIMESTAMP_NAME,
+        &MARKUP_DATE,
         &ISO_IN_TEXT,
     ] {
         LazyLock::force(re);
@@ -522,6 +531,36 @@ pub fn from_url(url: &str) -> Option<Date> {
     let path = format!("/{}", path.split(['?', '#']).next().unwrap_or(""));
     let c = URL_DATE.captures(&path).or_else(|| URL_DATE_SHORT.captures(&path))?;
     Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)
+}
+
+/// A date in a path (`/2022/01/17/`, `-2022-01-17-`), a timestamp (`20220125151957`) or a
+/// date line set with bars (`26 | 01 | 2022`, which the text forms leave out: `|` bounds their
+/// stretches) anywhere in the page's markup.
+static MARKUP_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?x)[/_-]((?:19|20)\d{2})[/_-]?(0[1-9]|1[0-2])[/_-]?(0[1-9]|[12]\d|3[01])(?:[/_.-])
+        | (?-u:\b|_)((?:19|20)\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d
+        | (?-u:\b)(0[1-9]|[12]\d|3[01])\ \|\ (0[1-9]|1[0-2])\ \|\ ((?:19|20)\d{2})(?-u:\b)",
+    )
+    .expect("valid regex")
+});
+
+/// Up to `max` dates in `html`'s link paths and timestamps, in page order.
+pub fn find_in_markup(html: &str, max: usize) -> Vec<Date> {
+    MARKUP_DATE
+        .captures_iter(html)
+        .filter_map(|c| {
+            let (y, m, d) = if c.get(1).is_some() {
+                (1, 2, 3)
+            } else if c.get(4).is_some() {
+                (4, 5, 6)
+            } else {
+                (9, 8, 7)
+            };
+            Date::new(c[y].parse().ok()?, c[m].parse().ok()?, c[d].parse().ok()?)
+        })
+        .take(max)
+        .collect()
 }
 
 /// The date in an image's URL: as in a page's URL ([`from_url`]), or a file named by its upload

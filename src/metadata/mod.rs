@@ -37,6 +37,13 @@ const PAGE_DATE_BYTES: usize = 128 << 10;
 const MAX_PAGE_DATES: usize = 8;
 /// Start tags kept whose attributes hold an ISO date.
 const MAX_ATTR_DATE_TAGS: usize = 8;
+/// `<abbr>` elements read for a date.
+const MAX_ABBR_TAGS: usize = 16;
+/// Dates read from the page's markup (link paths, upload timestamps) when it has no other.
+const MAX_MARKUP_DATES: usize = 64;
+/// How much of a page the markup search reads (a MediaWiki page states its cache timestamp at
+/// its very end).
+const MARKUP_DATE_BYTES: usize = 1 << 20;
 
 /// Fields about the article, in every record's `metadata` (and `extract --json`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -88,6 +95,13 @@ pub struct Signals {
     /// ISO dates in attributes of any element (`datetime`, `title`, `content`, `data-*`: a
     /// "3 hours ago" label's `title="2020-09-20T14:20:02Z"`), in page order.
     pub attr_dates: Vec<dates::Date>,
+    /// Dates of `<abbr>` elements: a `data-utime` (Unix seconds, Facebook's) or a date in the
+    /// `title` (hAtom's `<abbr class="published" title="2020-09-20">`), in page order.
+    pub abbr_dates: Vec<dates::Date>,
+    /// Dates in the page's markup (`/2022/01/17/` in a link's path, a file named
+    /// `20220125151957…`), looked for only when the page has no date anywhere else: the last
+    /// resort before `Last-Modified`, as htmldate's timestamp search.
+    pub markup_dates: Vec<dates::Date>,
     /// A date written just inside an element whose class or id says date (`class="date"`,
     /// `post-date`, `published`, `entry-meta` …).
     pub class_date: Option<dates::Date>,
@@ -140,6 +154,8 @@ pub struct Collector {
     byline_elements: Vec<u32>,
     /// Start tags with an attribute value that starts as an ISO date (`="2020-`).
     attr_date_tags: Vec<(u32, u32)>,
+    /// `<abbr>` start tags with a `data-utime` or a `title` (Facebook's and hAtom's dates).
+    abbr_tags: Vec<(u32, u32)>,
 }
 
 /// Does a start tag have a `class` or an `id` (where a searched word names the element, not
@@ -249,6 +265,14 @@ impl Collector {
             && names_class_or_id(raw)
         {
             self.byline_elements.push(t.end);
+        }
+        if self.abbr_tags.len() < MAX_ABBR_TAGS
+            && raw.len() > 5
+            && raw[1..5].eq_ignore_ascii_case(b"abbr")
+            && raw[5].is_ascii_whitespace()
+            && (raw.windows(10).any(|w| w == b"data-utime") || raw.windows(5).any(|w| w == b"title"))
+        {
+            self.abbr_tags.push((t.start, t.end));
         }
         if self.attr_date_tags.len() < MAX_ATTR_DATE_TAGS
             && !matches!(t.tag, tags::META | tags::TIME | tags::SCRIPT | tags::LINK)
@@ -395,8 +419,33 @@ impl Collector {
                 }
             }
         }
+        for &s in &self.abbr_tags {
+            let attrs = attributes(span(s));
+            let get = |n: &str| attrs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+            if let Some(d) = get("data-utime")
+                .and_then(|v| v.trim().parse::<i64>().ok())
+                .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+                .and_then(|t| dates::parse(&t.to_rfc3339()))
+                .or_else(|| get("title").and_then(dates::parse))
+            {
+                sig.abbr_dates.push(d);
+            }
+        }
         if !structured && sig.text_date.is_none() {
-            sig.page_dates = dates::find_all_in_text(&strip_tags(&page[..boundary(PAGE_DATE_BYTES)]), MAX_PAGE_DATES);
+            let head = &page[..boundary(PAGE_DATE_BYTES)];
+            sig.page_dates = dates::find_all_in_text(&strip_tags(head), MAX_PAGE_DATES);
+        }
+        let dated = sig.jsonld.published.is_some()
+            || sig.meta.iter().any(|(k, v)| PUBLISHED_META.contains(&k.as_str()) && dates::parse(v).is_some())
+            || sig.times.iter().any(|(v, _)| dates::parse(v).is_some())
+            || sig.class_date.is_some()
+            || sig.text_date.is_some()
+            // A cookie's expiry (`31 Dec 2099`) in a script is no date of the page.
+            || sig.page_dates.iter().any(|d| d.not_after(&dates::tomorrow()))
+            || !sig.abbr_dates.is_empty()
+            || !sig.attr_dates.is_empty();
+        if !dated {
+            sig.markup_dates = dates::find_in_markup(&page[..boundary(MARKUP_DATE_BYTES)], MAX_MARKUP_DATES);
         }
         sig
     }
@@ -584,11 +633,7 @@ const AUTHOR_META: &[&str] =
 
 /// Decides every field of [`ArticleMeta`], and the best title.
 pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>) {
-    let latest = cx.fetched_at.and_then(dates::parse).unwrap_or_else(|| {
-        use chrono::Datelike;
-        let now = chrono::Utc::now() + chrono::Duration::days(1);
-        dates::Date { year: now.year() as u16, month: now.month() as u8, day: now.day() as u8, time: None }
-    });
+    let latest = cx.fetched_at.and_then(dates::parse).unwrap_or_else(dates::tomorrow);
     let ok = |d: Option<dates::Date>| d.filter(|d| d.not_after(&latest));
     let j = &sig.jsonld;
     let time_marked = sig.times.iter().find(|(_, m)| *m).map(|(v, _)| v.as_str());
@@ -600,11 +645,12 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
     // then the page's header (`<meta>`, microdata), JSON-LD, a `<time>` marked as the
     // publication's; written dates next to the headline before unmarked `<time>` elements
     // (those are as often a teaser's or a comment's).
-    let candidates: [(Option<dates::Date>, &str); 13] = [
+    let candidates: [(Option<dates::Date>, &str); 15] = [
         (ok(dates::from_url(cx.url)), "url"),
         (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
         (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
         (ok(time_marked.and_then(dates::parse)), "time"),
+        (sig.abbr_dates.iter().copied().filter(|d| d.not_after(&latest)).min_by_key(|d| d.day_string()), "abbr"),
         (ok(sig.class_date), "text"),
         (ok(sig.text_date), "text"),
         (ok(cx.html_title.and_then(dates::find_in_text)), "text"),
@@ -614,6 +660,7 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
         (ok(image_url), "url"),
         (first_ok(&sig.page_dates), "text"),
         (ok(cx.last_modified.and_then(dates::parse)), "last-modified"),
+        (most_frequent(sig.markup_dates.iter().filter(|d| d.not_after(&latest))), "markup"),
     ];
     // The URL gives the day only: a structured date of the same day says more (its time and
     // zone), and one a day off is the same moment in UTC (the publisher's local day is the
@@ -725,6 +772,18 @@ fn absolute(link: &str, base: Option<&url::Url>) -> String {
         Some(Ok(u)) => u.to_string(),
         _ => link.to_string(),
     }
+}
+
+/// The day found most often (the first found of those found as often).
+fn most_frequent<'a>(found: impl Iterator<Item = &'a dates::Date>) -> Option<dates::Date> {
+    let mut days: Vec<(dates::Date, usize)> = Vec::new();
+    for d in found {
+        match days.iter_mut().find(|(x, _)| x.day_string() == d.day_string()) {
+            Some((_, n)) => *n += 1,
+            None => days.push((*d, 1)),
+        }
+    }
+    days.iter().rev().max_by_key(|(_, n)| *n).map(|(d, _)| *d)
 }
 
 fn dedup(v: &mut Vec<String>) {
