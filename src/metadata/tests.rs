@@ -259,7 +259,57 @@ proptest::proptest! {
         let _ = dates::from_url(&text);
         let _ = dates::find_short_year(&text);
         let _ = dates::find_short_year(&String::from_utf8_lossy(&bytes));
+        proptest::prop_assert!(dates::find_in_markup(&String::from_utf8_lossy(&bytes), 5).len() <= 5);
+        let _ = dates::from_image_url(&text);
+        let _ = date_line(&text);
+        let _ = date_line(&String::from_utf8_lossy(&bytes));
+        let page = format!("<html><body><abbr title='{text}' data-utime='{text}'>x</abbr><p>{text}</p></body></html>");
+        let _ = resolve(&signals(&page), &Context { url: "https://x.test/a", ..Context::default() });
     }
+}
+
+#[test]
+fn abbr_dates_the_earliest_of_them() {
+    // Facebook's posts: Unix seconds in data-utime, the newest post first.
+    let html = r#"<html><body><h1>Visit</h1><p>Posts</p>
+        <abbr title="Sonntag, 8. Oktober 2017 um 02:12" data-utime="1507453920">8. Okt</abbr>
+        <abbr title="Freitag, 6. Oktober 2017 um 04:00" data-utime="1507262400">6. Okt</abbr></body></html>"#;
+    let (m, _) = meta_of(html, "https://social.test/visit/");
+    assert_eq!(
+        (m.published.as_deref().map(|d| &d[..10]), m.date_source.as_deref()),
+        (Some("2017-10-06"), Some("abbr"))
+    );
+    // hAtom: the date in the title.
+    let html =
+        r#"<html><body><p>Entry</p><abbr class="published" title="2012-12-16T10:00:00Z">Dec 16</abbr></body></html>"#;
+    let (m, _) = meta_of(html, "https://blog.test/entry");
+    assert_eq!(
+        (m.published.as_deref().map(|d| &d[..10]), m.date_source.as_deref()),
+        (Some("2012-12-16"), Some("abbr"))
+    );
+}
+
+#[test]
+fn the_markup_answers_last_with_its_most_frequent_date() {
+    // No date in the text or the structured data: links to the page's own sections, dated.
+    let html = r#"<html><body><p>A story without a date.</p>
+        <a href="/news/article-2022-01-17-160147.html">a</a><a href="/news/2022/01/17/b.html">b</a>
+        <a href="/news/2021/12/01/c.html">c</a><img src="/img/20220125151957.jpg"></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2022-01-17"), Some("markup")));
+    // A date line set with bars.
+    let html = r#"<html><body><table><tr><td>26 | 01 | 2022 </td><td>Fishing</td></tr></table></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2022-01-26"), Some("markup")));
+    // A cookie's expiry in a script neither answers nor stops the search.
+    let html = r#"<html><body><script>document.cookie='a=1; expires=Thu, 31 Dec 2099 23:59:59 UTC'</script>
+        <p>Text.</p><a href="/aktuell/article-2022-01-17-160147.html">a</a></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2022-01-17"), Some("markup")));
+    // Any written date wins over the markup's.
+    let html = r#"<html><body><h1>T</h1><p>Published 3 March 2021</p><a href="/2022/01/17/b.html">b</a></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2021-03-03"), Some("text")));
 }
 
 /// The marks by a substring search per word, as the collector found them before its one pass.
