@@ -66,6 +66,36 @@ impl Date {
         s
     }
 
+    /// The moment, when the time and its zone are known.
+    pub fn instant(&self) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+        use chrono::TimeZone;
+        let (h, m, sec, Some(off)) = self.time? else { return None };
+        let zone = chrono::FixedOffset::east_opt(i32::from(off) * 60)?;
+        zone.with_ymd_and_hms(
+            i32::from(self.year),
+            u32::from(self.month),
+            u32::from(self.day),
+            h.into(),
+            m.into(),
+            sec.into(),
+        )
+        .single()
+    }
+
+    /// The same moment written in the zone `offset` minutes east of UTC.
+    pub fn in_zone(&self, offset: i16) -> Option<Date> {
+        use chrono::{Datelike, Timelike};
+        let t = self.instant()?.with_timezone(&chrono::FixedOffset::east_opt(i32::from(offset) * 60)?);
+        let mut d = Date::new(t.year().try_into().ok()?, t.month() as u8, t.day() as u8)?;
+        d.time = Some((t.hour() as u8, t.minute() as u8, t.second() as u8, Some(offset)));
+        Some(d)
+    }
+
+    /// A UTC time the publisher's own day may differ from: written in UTC (`Z`, `+00:00`).
+    pub fn is_utc(&self) -> bool {
+        matches!(self.time, Some((_, _, _, Some(0))))
+    }
+
     fn key(&self) -> (u16, u8, u8) {
         (self.year, self.month, self.day)
     }

@@ -39,6 +39,8 @@ const MAX_PAGE_DATES: usize = 8;
 const MAX_ATTR_DATE_TAGS: usize = 8;
 /// `<abbr>` elements read for a date.
 const MAX_ABBR_TAGS: usize = 16;
+/// `<time>` elements read.
+const MAX_TIME_TAGS: usize = 32;
 /// Dates read from the page's markup (link paths, upload timestamps) when it has no other.
 const MAX_MARKUP_DATES: usize = 64;
 /// How much of a page the markup search reads (a MediaWiki page states its cache timestamp at
@@ -89,6 +91,9 @@ pub struct Signals {
     pub by_line: Vec<String>,
     /// A date written in the page text around the headline (or the article's start).
     pub text_date: Option<dates::Date>,
+    /// A date on a line of its own ([`date_line`]) in or around the headline (or the
+    /// article's start): a date line, where `text_date` may be a sentence's date.
+    pub date_line: Option<dates::Date>,
     /// The first dates anywhere in the page (up to [`MAX_PAGE_DATES`]), looked for only when
     /// nothing above has one; the first not after the fetch is taken.
     pub page_dates: Vec<dates::Date>,
@@ -154,6 +159,8 @@ pub struct Collector {
     byline_elements: Vec<u32>,
     /// Start tags with an attribute value that starts as an ISO date (`="2020-`).
     attr_date_tags: Vec<(u32, u32)>,
+    /// `<time>` start tags.
+    time_tags: Vec<(u32, u32)>,
     /// `<abbr>` start tags with a `data-utime` or a `title` (Facebook's and hAtom's dates).
     abbr_tags: Vec<(u32, u32)>,
 }
@@ -241,7 +248,11 @@ impl Collector {
         let raw = t.raw(page).as_bytes();
         let marks = TagMarks::of(raw);
         match t.tag {
-            tags::META | tags::LINK | tags::HTML | tags::TIME => self.note(t),
+            tags::META | tags::LINK | tags::HTML => self.note(t),
+            // `<time>` elements have slots of their own: a page's microdata (hundreds of
+            // `itemprop`s) can fill the shared ones long before its article's `<time>`.
+            tags::TIME if self.time_tags.len() < MAX_TIME_TAGS => self.time_tags.push((t.start, t.end)),
+            tags::TIME => {}
             tags::SCRIPT if marks.ld_json && self.jsonld.len() < MAX_JSONLD => {
                 self.jsonld_open = Some(t.end);
             }
@@ -253,7 +264,13 @@ impl Collector {
             _ if marks.itemprop => self.note(t),
             _ => {}
         }
-        if self.date_elements.len() < 8 && t.tag != tags::META && marks.date && names_class_or_id(raw) {
+        // Up to 8 before the headline (navigation, teasers) and 8 from it on (the article's).
+        let headline_seen = self.h1.is_some() || self.h1_open.is_some();
+        if (self.date_elements.len() < 8 || headline_seen && self.date_elements.len() < 16)
+            && t.tag != tags::META
+            && marks.date
+            && names_class_or_id(raw)
+        {
             self.date_elements.push(t.end);
         }
         if self.byline_elements.len() < 4
@@ -318,7 +335,10 @@ impl Collector {
     pub fn finish(&self, page: &str, text_from: Option<usize>) -> Signals {
         let span = |(s, e): (u32, u32)| page.get(s as usize..e as usize).unwrap_or("");
         let mut sig = Signals { jsonld: jsonld::read(self.jsonld.iter().map(|&s| span(s))), ..Signals::default() };
-        for &s in &self.tags {
+        let mut noted = self.tags.clone();
+        noted.extend_from_slice(&self.time_tags);
+        noted.sort_unstable();
+        for &s in &noted {
             let raw = span(s);
             let attrs = attributes(raw);
             let get = |n: &str| attrs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
@@ -371,8 +391,15 @@ impl Collector {
                 &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
             let after = strip_tags(after);
             let before = strip_tags(before);
-            sig.text_date = date_line(&page[boundary(h1_end as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)])
-                .or_else(|| dates::find_in_text(&after))
+            // A date line may sit inside the headline element (`<h1>Title<br><small>02.02.2022`).
+            sig.date_line = date_line(&page[boundary(h1_start as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)])
+                .or_else(|| {
+                    date_line(
+                        &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))
+                            ..boundary(h1_start as usize)],
+                    )
+                });
+            sig.text_date = dates::find_in_text(&after)
                 .or_else(|| dates::find_in_text(&before))
                 .or_else(|| dates::find_short_year(&after[..after.floor_char_boundary(SHORT_YEAR_CHARS)]))
                 .or_else(|| {
@@ -386,7 +413,8 @@ impl Collector {
             }
         } else if let Some(from) = text_from {
             let window = &page[boundary(from)..boundary(from + TEXT_DATE_WINDOW)];
-            sig.text_date = date_line(window).or_else(|| dates::find_in_text(&strip_tags(window)));
+            sig.date_line = date_line(window);
+            sig.text_date = dates::find_in_text(&strip_tags(window));
         }
         sig.bylines = self
             .byline_elements
@@ -399,7 +427,16 @@ impl Collector {
             })
             .take(8)
             .collect();
-        sig.class_date = self.date_elements.iter().find_map(|&e| {
+        // A date element next to the headline (a kicker above it, a date line under it) before
+        // a teaser's elsewhere.
+        let near = |e: u32| {
+            self.h1.is_none_or(|(s, end)| {
+                (s as usize).saturating_sub(TEXT_DATE_BEFORE) <= e as usize
+                    && e as usize <= end as usize + TEXT_DATE_WINDOW
+            })
+        };
+        let (article, rest): (Vec<u32>, Vec<u32>) = self.date_elements.iter().partition(|&&e| near(e));
+        sig.class_date = article.iter().chain(&rest).find_map(|&e| {
             let text = strip_tags(&page[boundary(e as usize)..boundary(e as usize + 300)]);
             dates::find_in_text(&text).or_else(|| dates::find_short_year(&text[..text.floor_char_boundary(80)]))
         });
@@ -431,7 +468,7 @@ impl Collector {
                 sig.abbr_dates.push(d);
             }
         }
-        if !structured && sig.text_date.is_none() {
+        if !structured && sig.text_date.is_none() && sig.date_line.is_none() {
             let head = &page[..boundary(PAGE_DATE_BYTES)];
             sig.page_dates = dates::find_all_in_text(&strip_tags(head), MAX_PAGE_DATES);
         }
@@ -440,6 +477,7 @@ impl Collector {
             || sig.times.iter().any(|(v, _)| dates::parse(v).is_some())
             || sig.class_date.is_some()
             || sig.text_date.is_some()
+            || sig.date_line.is_some()
             // A cookie's expiry (`31 Dec 2099`) in a script is no date of the page.
             || sig.page_dates.iter().any(|d| d.not_after(&dates::tomorrow()))
             || !sig.abbr_dates.is_empty()
@@ -645,16 +683,17 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
     // then the page's header (`<meta>`, microdata), JSON-LD, a `<time>` marked as the
     // publication's; written dates next to the headline before unmarked `<time>` elements
     // (those are as often a teaser's or a comment's).
-    let candidates: [(Option<dates::Date>, &str); 15] = [
+    let candidates: [(Option<dates::Date>, &str); 16] = [
         (ok(dates::from_url(cx.url)), "url"),
         (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
         (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
         (ok(time_marked.and_then(dates::parse)), "time"),
         (sig.abbr_dates.iter().copied().filter(|d| d.not_after(&latest)).min_by_key(|d| d.day_string()), "abbr"),
         (ok(sig.class_date), "text"),
-        (ok(sig.text_date), "text"),
+        (ok(sig.date_line), "text"),
         (ok(cx.html_title.and_then(dates::find_in_text)), "text"),
         (ok(sig.times.first().map(|(v, _)| v.as_str()).and_then(dates::parse)), "time"),
+        (ok(sig.text_date), "text"),
         (ok(cx.feed.and_then(|f| f.published.as_deref().or(f.updated.as_deref())).and_then(dates::parse)), "feed"),
         (first_ok(&sig.attr_dates), "attribute"),
         (ok(image_url), "url"),
@@ -668,10 +707,11 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
     let first = |from: usize| {
         candidates[from..].iter().find_map(|(d, s)| d.map(|d| (Some(d), Some(s.to_string())))).unwrap_or((None, None))
     };
-    let (published, date_source) = match (candidates[0].0, first(1)) {
-        (Some(u), (Some(p), s)) if p.day_string() == u.day_string() => (Some(p), s),
+    let (rest, rest_source) = first(1);
+    let (published, date_source) = match (candidates[0].0, rest.map(|p| local_day(p, sig))) {
+        (Some(u), Some(p)) if p.day_string() == u.day_string() => (Some(p), rest_source),
         (Some(u), _) => (Some(u), Some("url".to_string())),
-        (None, rest) => rest,
+        (None, p) => (p, rest_source),
     };
     let published = published.map(|d| d.iso());
     let modified = ok(j.modified.as_deref().and_then(dates::parse))
@@ -771,6 +811,38 @@ fn absolute(link: &str, base: Option<&url::Url>) -> String {
     match base.map(|b| b.join(link.trim())) {
         Some(Ok(u)) => u.to_string(),
         _ => link.to_string(),
+    }
+}
+
+/// A structured date in UTC, written in the publisher's zone where the page tells it: another
+/// structured date of the same moment in a zone of its own (`2023-11-09T02:11:03+00:00` in the
+/// header is `2023-11-08T21:11:03-05:00` in a `<time>`: the article of the 8th), else a UTC
+/// time of 22:00 or 23:00 sharp, which is how a CMS in Central Europe stores a bare date (its
+/// local midnight: `2021-11-04T23:00Z` is the 5th).
+fn local_day(p: dates::Date, sig: &Signals) -> dates::Date {
+    if !p.is_utc() {
+        return p;
+    }
+    let Some(at) = p.instant() else { return p };
+    let structured = sig
+        .meta
+        .iter()
+        .filter(|(k, _)| PUBLISHED_META.contains(&k.as_str()))
+        .map(|(_, v)| v.as_str())
+        .chain(sig.times.iter().map(|(v, _)| v.as_str()))
+        .chain(sig.jsonld.published.as_deref());
+    for v in structured.take(32) {
+        if let Some(d) = dates::parse(v)
+            && let Some((_, _, _, Some(off))) = d.time
+            && off != 0
+            && d.instant() == Some(at)
+        {
+            return d;
+        }
+    }
+    match p.time {
+        Some((h @ (22 | 23), 0, 0, _)) => p.in_zone(i16::from(24 - h) * 60).unwrap_or(p),
+        _ => p,
     }
 }
 

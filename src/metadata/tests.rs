@@ -269,6 +269,43 @@ proptest::proptest! {
 }
 
 #[test]
+fn a_utc_date_takes_the_publishers_day() {
+    // The same moment in the header (UTC) and in a <time> of the publisher's zone.
+    let html = r#"<html><head><meta property="article:published_time" content="2023-11-09T02:11:03+00:00">
+        </head><body><time datetime="2023-11-08T21:11:03-05:00" itemprop="datePublished">Nov 8</time></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!(m.published.as_deref(), Some("2023-11-08T21:11:03-05:00"));
+    // A bare date stored as Central European midnight in UTC.
+    let html = r#"<html><head><meta property="article:published_time" content="2021-11-04T23:00Z"></head></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!(m.published.as_deref(), Some("2021-11-05T00:00:00+01:00"));
+    // Any other UTC time stands.
+    let html = r#"<html><head><meta property="article:published_time" content="2021-11-04T23:17:00Z"></head></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!(m.published.as_deref(), Some("2021-11-04T23:17:00Z"));
+}
+
+#[test]
+fn a_time_element_after_hundreds_of_microdata_properties_is_read() {
+    let props = r#"<span itemprop="name">x</span>"#.repeat(800);
+    let html = format!(
+        r#"<html><body>{props}<h1>Headline</h1><p>Story text.</p><p class=info><time datetime="2022-01-21T11:59:00+01:00">Friday</time></p></body></html>"#
+    );
+    let (m, _) = meta_of(&html, "https://x.test/a");
+    assert_eq!(m.published.as_deref(), Some("2022-01-21T11:59:00+01:00"));
+}
+
+#[test]
+fn a_date_in_a_sentence_comes_after_a_time_element() {
+    // The day a rule took effect, in the story's first sentence, is not the story's date.
+    let html = r#"<html><body><h2>Changes to the rules</h2><p>With the rules in force since 15 January 2022,
+        certificates are valid for a shorter time, as the ministry explained in a long statement.</p>
+        <time datetime="2022-01-26">26 January 2022</time></body></html>"#;
+    let (m, _) = meta_of(html, "https://x.test/a");
+    assert_eq!((m.published.as_deref(), m.date_source.as_deref()), (Some("2022-01-26"), Some("time")));
+}
+
+#[test]
 fn abbr_dates_the_earliest_of_them() {
     // Facebook's posts: Unix seconds in data-utime, the newest post first.
     let html = r#"<html><body><h1>Visit</h1><p>Posts</p>
