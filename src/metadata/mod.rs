@@ -43,9 +43,9 @@ const MAX_ABBR_TAGS: usize = 16;
 const MAX_TIME_TAGS: usize = 32;
 /// Dates read from the page's markup (link paths, upload timestamps) when it has no other.
 const MAX_MARKUP_DATES: usize = 64;
-/// How much of a page the markup search reads (a MediaWiki page states its cache timestamp at
-/// its very end).
-const MARKUP_DATE_BYTES: usize = 1 << 20;
+/// How much of a page the markup search reads: it runs on every page without a date (most
+/// product and listing pages), and past this its rare answer costs more than it gives.
+const MARKUP_DATE_BYTES: usize = 256 << 10;
 
 /// Fields about the article, in every record's `metadata` (and `extract --json`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
