@@ -566,7 +566,7 @@ pub fn from_url(url: &str) -> Option<Date> {
 /// `-2022-01-17-`, `/20220117.`), a timestamp (`20220125151957`, a year to the second) or a
 /// date line set with bars (`26 | 01 | 2022`, which the text forms leave out: `|` bounds
 /// their stretches). A scan of the digit runs (32 bytes at a time between them), not a regex:
-/// it reads up to a megabyte of every page that has no date elsewhere, and `-`, `/` and `_`,
+/// it reads the start of every page that has no date elsewhere, and `-`, `/` and `_`,
 /// where a regex's search would start, are everywhere in markup.
 pub fn find_in_markup(html: &str, max: usize) -> Vec<Date> {
     let b = html.as_bytes();
@@ -588,9 +588,14 @@ pub fn find_in_markup(html: &str, max: usize) -> Vec<Date> {
         let before = if d > 0 { b[d - 1] } else { b' ' };
         let after = b.get(j).copied();
         let found = match j - d {
-            n if n >= 14 && !before.is_ascii_alphanumeric() => digits(d + 8, 6)
-                .filter(|_| digits(d + 8, 2) < Some(24) && digits(d + 10, 2) < Some(60) && digits(d + 12, 2) < Some(60))
-                .and_then(|_| ymd(d)),
+            n if n >= 14
+                && !before.is_ascii_alphanumeric()
+                && digits(d + 8, 2) < Some(24)
+                && digits(d + 10, 2) < Some(60)
+                && digits(d + 12, 2) < Some(60) =>
+            {
+                ymd(d)
+            }
             8 if sep(before) && after.is_some_and(|c| sep(c) || c == b'.') => ymd(d),
             4 if sep(before) => {
                 // YYYY, a separator or none, MM, the same, DD, then a separator or a dot.
