@@ -5,13 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use article_pipeline::sink::parquet::timestamp_millis;
 use article_pipeline::sink::{list_parts, read_part};
 use serde_json::Value;
 
 mod common;
+
+use common::pipeline;
 
 const WORDS: [&str; 10] =
     ["harbour", "council", "ferry", "vote", "river", "bridge", "market", "winter", "school", "park"];
@@ -20,17 +21,7 @@ const WORDS: [&str; 10] =
 /// one before it (a near duplicate).
 fn page(i: usize) -> String {
     let seed = if i % 10 == 9 { i - 1 } else { i };
-    let mut s = seed as u64 + 11;
-    let mut body = String::new();
-    for _ in 0..5 {
-        body.push_str("<p>");
-        for _ in 0..40 {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            body.push_str(WORDS[(s >> 33) as usize % WORDS.len()]);
-            body.push(' ');
-        }
-        body.push_str("</p>");
-    }
+    let body = common::paragraphs(seed as u64 + 11, 5, &WORDS);
     let keywords = if i.is_multiple_of(2) { "<meta name=keywords content=\"harbour, council\">" } else { "" };
     format!(
         "<html lang=en><head><title>Story {i}</title><meta name=author content=\"Ann Lee\">\
@@ -42,10 +33,6 @@ fn page(i: usize) -> String {
 
 fn warc(path: &Path, n: usize) {
     common::write_warc(path, (0..n).map(|i| (format!("http://news.test/{i}"), page(i))));
-}
-
-fn pipeline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().unwrap()
 }
 
 fn records(out: &Path) -> BTreeMap<String, Value> {

@@ -38,17 +38,7 @@ const WORDS: [&str; 12] = [
 ];
 
 fn page(i: usize) -> String {
-    let mut s = i as u64 + 7;
-    let mut body = String::new();
-    for _ in 0..6 {
-        body.push_str("<p>");
-        for _ in 0..40 {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            body.push_str(WORDS[(s >> 33) as usize % WORDS.len()]);
-            body.push(' ');
-        }
-        body.push_str("</p>");
-    }
+    let body = common::paragraphs(i as u64 + 7, 6, &WORDS);
     format!(
         "<html><head><title>P{i}</title></head><body><nav><a href=/>Home</a></nav><article>{body}</article></body></html>"
     )

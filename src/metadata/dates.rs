@@ -84,9 +84,14 @@ impl Date {
 
     /// The same moment written in the zone `offset` minutes east of UTC.
     pub fn in_zone(&self, offset: i16) -> Option<Date> {
-        use chrono::{Datelike, Timelike};
-        let t = self.instant()?.with_timezone(&chrono::FixedOffset::east_opt(i32::from(offset) * 60)?);
+        Date::from_datetime(self.instant()?.with_timezone(&chrono::FixedOffset::east_opt(i32::from(offset) * 60)?))
+    }
+
+    /// A moment as its day, time and offset (a year [`Date::new`] refuses gives none).
+    pub fn from_datetime<Z: chrono::TimeZone>(t: chrono::DateTime<Z>) -> Option<Date> {
+        use chrono::{Datelike, Offset, Timelike};
         let mut d = Date::new(t.year().try_into().ok()?, t.month() as u8, t.day() as u8)?;
+        let offset = (t.offset().fix().local_minus_utc() / 60) as i16;
         d.time = Some((t.hour() as u8, t.minute() as u8, t.second() as u8, Some(offset)));
         Some(d)
     }
@@ -96,7 +101,8 @@ impl Date {
         matches!(self.time, Some((_, _, _, Some(0))))
     }
 
-    fn key(&self) -> (u16, u8, u8) {
+    /// The day alone, for comparing and ordering dates by day.
+    pub fn key(&self) -> (u16, u8, u8) {
         (self.year, self.month, self.day)
     }
 
@@ -309,13 +315,6 @@ static URL_DATE: LazyLock<Regex> = LazyLock::new(|| {
 static URL_DATE_SHORT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"/((?:19|20)\d{2})/(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/").expect("valid regex"));
 
-/// `/20201007120909561.jpg`: a file named by its upload time (year to second, then
-/// anything), as image stores name uploads.
-static TIMESTAMP_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"/((?:19|20)\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d\d*[._-]")
-        .expect("valid regex")
-});
-
 fn offset_minutes(z: &str) -> Option<i16> {
     match z {
         "Z" | "UTC" | "GMT" => Some(0),
@@ -355,15 +354,7 @@ pub fn parse(value: &str) -> Option<Date> {
         }
     }
     if let Ok(t) = chrono::DateTime::parse_from_rfc2822(v) {
-        use chrono::{Datelike, Timelike};
-        let mut d = Date::new(t.year().try_into().ok()?, t.month() as u8, t.day() as u8)?;
-        d.time = Some((
-            t.hour() as u8,
-            t.minute() as u8,
-            t.second() as u8,
-            Some((t.offset().local_minus_utc() / 60) as i16),
-        ));
-        return Some(d);
+        return Date::from_datetime(t);
     }
     find_in_text(v)
 }
@@ -546,7 +537,6 @@ pub(crate) fn warm_up() {
         &WRITTEN_MDY,
         &URL_DATE,
         &URL_DATE_SHORT,
-        &TIMESTAMP_NAME,
         &ISO_IN_TEXT,
     ] {
         LazyLock::force(re);
@@ -621,12 +611,9 @@ pub fn find_in_markup(html: &str, max: usize) -> Vec<Date> {
 }
 
 /// The date in an image's URL: as in a page's URL ([`from_url`]), or a file named by its upload
-/// time.
+/// time (`/20201007120909561.jpg`, the timestamps [`find_in_markup`] reads).
 pub fn from_image_url(url: &str) -> Option<Date> {
-    from_url(url).or_else(|| {
-        let c = TIMESTAMP_NAME.captures(url)?;
-        Date::new(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)
-    })
+    from_url(url).or_else(|| find_in_markup(url, 1).first().copied())
 }
 
 #[cfg(test)]

@@ -264,7 +264,7 @@ impl Collector {
             _ if marks.itemprop => self.note(t),
             _ => {}
         }
-        // Up to 8 before the headline (navigation, teasers) and 8 from it on (the article's).
+        // 8 until the headline (navigation, teasers) and, once it has come, up to 16 in all.
         let headline_seen = self.h1.is_some() || self.h1_open.is_some();
         if (self.date_elements.len() < 8 || headline_seen && self.date_elements.len() < 16)
             && t.tag != tags::META
@@ -386,19 +386,13 @@ impl Collector {
         let boundary = |i: usize| page.floor_char_boundary(i);
         if let Some((h1_start, h1_end)) = self.h1 {
             // After the headline first (bylines), then just before it (kickers, date lines).
-            let after = &page[boundary(h1_end as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)];
+            let window_end = boundary(h1_end as usize + TEXT_DATE_WINDOW);
             let before =
                 &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))..boundary(h1_start as usize)];
-            let after = strip_tags(after);
-            let before = strip_tags(before);
             // A date line may sit inside the headline element (`<h1>Title<br><small>02.02.2022`).
-            sig.date_line = date_line(&page[boundary(h1_start as usize)..boundary(h1_end as usize + TEXT_DATE_WINDOW)])
-                .or_else(|| {
-                    date_line(
-                        &page[boundary((h1_start as usize).saturating_sub(TEXT_DATE_BEFORE))
-                            ..boundary(h1_start as usize)],
-                    )
-                });
+            sig.date_line = date_line(&page[boundary(h1_start as usize)..window_end]).or_else(|| date_line(before));
+            let after = strip_tags(&page[boundary(h1_end as usize)..window_end]);
+            let before = strip_tags(before);
             sig.text_date = dates::find_in_text(&after)
                 .or_else(|| dates::find_in_text(&before))
                 .or_else(|| dates::find_short_year(&after[..after.floor_char_boundary(SHORT_YEAR_CHARS)]))
@@ -462,7 +456,7 @@ impl Collector {
             if let Some(d) = get("data-utime")
                 .and_then(|v| v.trim().parse::<i64>().ok())
                 .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
-                .and_then(|t| dates::parse(&t.to_rfc3339()))
+                .and_then(dates::Date::from_datetime)
                 .or_else(|| get("title").and_then(dates::parse))
             {
                 sig.abbr_dates.push(d);
@@ -688,7 +682,7 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
         (ok(sig.meta(PUBLISHED_META).and_then(dates::parse)), "meta"),
         (ok(j.published.as_deref().and_then(dates::parse)), "json-ld"),
         (ok(time_marked.and_then(dates::parse)), "time"),
-        (sig.abbr_dates.iter().copied().filter(|d| d.not_after(&latest)).min_by_key(|d| d.day_string()), "abbr"),
+        (sig.abbr_dates.iter().copied().filter(|d| d.not_after(&latest)).min_by_key(dates::Date::key), "abbr"),
         (ok(sig.class_date), "text"),
         (ok(sig.date_line), "text"),
         (ok(cx.html_title.and_then(dates::find_in_text)), "text"),
@@ -709,7 +703,7 @@ pub fn resolve(sig: &Signals, cx: &Context<'_>) -> (ArticleMeta, Option<String>)
     };
     let (rest, rest_source) = first(1);
     let (published, date_source) = match (candidates[0].0, rest.map(|p| local_day(p, sig))) {
-        (Some(u), Some(p)) if p.day_string() == u.day_string() => (Some(p), rest_source),
+        (Some(u), Some(p)) if p.key() == u.key() => (Some(p), rest_source),
         (Some(u), _) => (Some(u), Some("url".to_string())),
         (None, p) => (p, rest_source),
     };
@@ -850,7 +844,7 @@ fn local_day(p: dates::Date, sig: &Signals) -> dates::Date {
 fn most_frequent<'a>(found: impl Iterator<Item = &'a dates::Date>) -> Option<dates::Date> {
     let mut days: Vec<(dates::Date, usize)> = Vec::new();
     for d in found {
-        match days.iter_mut().find(|(x, _)| x.day_string() == d.day_string()) {
+        match days.iter_mut().find(|(x, _)| x.key() == d.key()) {
             Some((_, n)) => *n += 1,
             None => days.push((*d, 1)),
         }

@@ -9,6 +9,24 @@ pub fn pipeline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
 }
 
+/// `paragraphs` paragraphs of 40 words drawn from `words` by a linear congruential generator
+/// started at `seed`: article text that differs from page to page and is the same on every run.
+#[allow(dead_code)] // not every test binary that shares this module generates pages
+pub fn paragraphs(seed: u64, paragraphs: usize, words: &[&str]) -> String {
+    let mut s = seed;
+    let mut body = String::new();
+    for _ in 0..paragraphs {
+        body.push_str("<p>");
+        for _ in 0..40 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            body.push_str(words[(s >> 33) as usize % words.len()]);
+            body.push(' ');
+        }
+        body.push_str("</p>");
+    }
+    body
+}
+
 /// Writes `bytes` to `dir/name`; returns the path.
 pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
     let p = dir.join(name);
