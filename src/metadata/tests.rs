@@ -182,7 +182,8 @@ fn long_text_is_identified_whatever_the_page_declares() {
 
 #[test]
 fn attributes_are_read_in_every_quoting_style() {
-    let a = attributes(r#"<meta name=author content='Ann &amp; Bo' data-x="a>b" checked>"#);
+    let a = attributes(r#"<meta NAME=author content='Ann &amp; Bo' data-x="a>b" checked>"#);
+    let a: Vec<(String, String)> = a.into_iter().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
     assert_eq!(
         a,
         [
