@@ -235,8 +235,9 @@ impl TagMarks {
     /// markup).
     #[inline]
     fn of(raw: &[u8]) -> TagMarks {
-        // A tag without an attribute value (`<p>`, `<br>`, `<li>`) says nothing.
-        if memchr::memchr(b'=', raw).is_none() {
+        // A tag without an attribute value (`<p>`, `<br>`, `<li>`) says nothing; under five
+        // bytes there is no room for `=` and a word (`date=`), so those need no search for `=`.
+        if raw.len() < 5 || memchr::memchr(b'=', raw).is_none() {
             return TagMarks::default();
         }
         let mut m = TagMarks::default();
@@ -275,7 +276,8 @@ impl Collector {
 
     #[inline]
     fn start_tag(&mut self, page: &str, t: &Token) {
-        let raw = t.raw(page).as_bytes();
+        // Bytes, not `str`: no check that the span falls on character boundaries (it does).
+        let raw = &page.as_bytes()[t.start as usize..t.end as usize];
         let marks = TagMarks::of(raw);
         match t.tag {
             tags::META | tags::LINK | tags::HTML => self.note(t),
@@ -370,9 +372,15 @@ impl Collector {
         noted.sort_unstable();
         for &s in &noted {
             let raw = span(s);
+            let name = tag_name(raw);
+            // Most `<link>`s are style sheets, icons and preloads: only a canonical one is read.
+            if name == "link"
+                && (sig.canonical.is_some() || !raw.as_bytes().windows(9).any(|w| w.eq_ignore_ascii_case(b"canonical")))
+            {
+                continue;
+            }
             let attrs = attributes(raw);
             let get = |n: &str| attrs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_ref());
-            let name = tag_name(raw);
             match name.as_str() {
                 "html" => sig.html_lang = get("lang").or(get("xml:lang")).and_then(lang::primary_subtag),
                 "link" => {
