@@ -576,12 +576,6 @@ static MARKUP_STARTS: LazyLock<aho_corasick::packed::Searcher> = LazyLock::new(|
 /// instructions a page.
 pub fn find_in_markup(html: &str, max: usize) -> Vec<Date> {
     let b = html.as_bytes();
-    let digits = |at: usize, n: usize| -> Option<u16> {
-        let s = b.get(at..at + n)?;
-        s.iter().all(u8::is_ascii_digit).then(|| s.iter().fold(0u16, |v, &c| v * 10 + u16::from(c - b'0')))
-    };
-    let ymd = |at: usize| Date::new(digits(at, 4)?, digits(at + 4, 2)? as u8, digits(at + 6, 2)? as u8);
-    let sep = |c: u8| matches!(c, b'/' | b'_' | b'-');
     let mut out = Vec::new();
     let mut at = 0;
     while out.len() < max
@@ -592,54 +586,64 @@ pub fn find_in_markup(html: &str, max: usize) -> Vec<Date> {
             // ` | ` after a run of two digits: day, month and year between bars.
             at = p + 1;
             let d = p.saturating_sub(2);
-            let before = if d > 0 { b[d - 1] } else { b' ' };
-            (p >= 2 && digits(d, 2).is_some() && !before.is_ascii_alphanumeric())
-                .then(|| {
-                    let y = p + 8;
-                    (b.get(p + 5..y) == Some(b" | ") && b.get(y + 4).is_none_or(|c| !c.is_ascii_alphanumeric()))
-                        .then(|| Date::new(digits(y, 4)?, digits(p + 3, 2)? as u8, digits(d, 2)? as u8))
-                        .flatten()
-                })
-                .flatten()
+            let whole_run = p >= 2 && (d == 0 || !b[d - 1].is_ascii_digit());
+            if whole_run && b[d..p].iter().all(u8::is_ascii_digit) { markup_run(b, d, p) } else { None }
         } else if p > 0 && b[p - 1].is_ascii_digit() {
             // Inside a run, not at its start.
             at = p + 1;
             None
         } else {
-            let d = p;
-            let mut j = d;
+            let mut j = p;
             while j < b.len() && b[j].is_ascii_digit() {
                 j += 1;
             }
             at = j;
-            let before = if d > 0 { b[d - 1] } else { b' ' };
-            let after = b.get(j).copied();
-            match j - d {
-                n if n >= 14
-                    && !before.is_ascii_alphanumeric()
-                    && digits(d + 8, 2) < Some(24)
-                    && digits(d + 10, 2) < Some(60)
-                    && digits(d + 12, 2) < Some(60) =>
-                {
-                    ymd(d)
-                }
-                8 if sep(before) && after.is_some_and(|c| sep(c) || c == b'.') => ymd(d),
-                4 if sep(before) => {
-                    // YYYY, a separator or none, MM, the same, DD, then a separator or a dot.
-                    let m = if after.is_some_and(sep) { j + 1 } else { j };
-                    let day = if b.get(m + 2).copied().is_some_and(sep) { m + 3 } else { m + 2 };
-                    let end = b.get(day + 2).copied();
-                    end.is_some_and(|c| sep(c) || c == b'.')
-                        .then(|| Date::new(digits(d, 4)?, digits(m, 2)? as u8, digits(day, 2)? as u8))
-                        .flatten()
-                }
-                // A two-digit run is read at its bars (above).
-                _ => None,
-            }
+            // A two-digit run is read at its bars (above).
+            if j - p == 2 { None } else { markup_run(b, p, j) }
         };
         out.extend(found);
     }
     out
+}
+
+/// The date a run of digits `b[d..j]` opens in markup ([`find_in_markup`]), if any.
+fn markup_run(b: &[u8], d: usize, j: usize) -> Option<Date> {
+    let digits = |at: usize, n: usize| -> Option<u16> {
+        let s = b.get(at..at + n)?;
+        s.iter().all(u8::is_ascii_digit).then(|| s.iter().fold(0u16, |v, &c| v * 10 + u16::from(c - b'0')))
+    };
+    let ymd = |at: usize| Date::new(digits(at, 4)?, digits(at + 4, 2)? as u8, digits(at + 6, 2)? as u8);
+    let sep = |c: u8| matches!(c, b'/' | b'_' | b'-');
+    let before = if d > 0 { b[d - 1] } else { b' ' };
+    let after = b.get(j).copied();
+    match j - d {
+        n if n >= 14
+            && !before.is_ascii_alphanumeric()
+            && digits(d + 8, 2) < Some(24)
+            && digits(d + 10, 2) < Some(60)
+            && digits(d + 12, 2) < Some(60) =>
+        {
+            ymd(d)
+        }
+        8 if sep(before) && after.is_some_and(|c| sep(c) || c == b'.') => ymd(d),
+        4 if sep(before) => {
+            // YYYY, a separator or none, MM, the same, DD, then a separator or a dot.
+            let m = if after.is_some_and(sep) { j + 1 } else { j };
+            let day = if b.get(m + 2).copied().is_some_and(sep) { m + 3 } else { m + 2 };
+            let end = b.get(day + 2).copied();
+            end.is_some_and(|c| sep(c) || c == b'.')
+                .then(|| Date::new(digits(d, 4)?, digits(m, 2)? as u8, digits(day, 2)? as u8))
+                .flatten()
+        }
+        // `26 | 01 | 2022`.
+        2 if !before.is_ascii_alphanumeric() && b.get(j..j + 3) == Some(b" | ") => {
+            let y = j + 8;
+            (b.get(j + 5..y) == Some(b" | ") && b.get(y + 4).is_none_or(|c| !c.is_ascii_alphanumeric()))
+                .then(|| Date::new(digits(y, 4)?, digits(j + 3, 2)? as u8, digits(d, 2)? as u8))
+                .flatten()
+        }
+        _ => None,
+    }
 }
 
 /// The date in an image's URL: as in a page's URL ([`from_url`]), or a file named by its upload
@@ -653,15 +657,9 @@ mod tests {
     use super::*;
 
     /// The markup scan as it was first written, reading every digit run: the oracle for the
-    /// searched version, which skips runs that cannot open a date of years 1900–2099.
+    /// searched version, which reads only runs that can open a date of years 1900–2099.
     fn find_in_markup_by_runs(html: &str) -> Vec<Date> {
         let b = html.as_bytes();
-        let digits = |at: usize, n: usize| -> Option<u16> {
-            let s = b.get(at..at + n)?;
-            s.iter().all(u8::is_ascii_digit).then(|| s.iter().fold(0u16, |v, &c| v * 10 + u16::from(c - b'0')))
-        };
-        let ymd = |at: usize| Date::new(digits(at, 4)?, digits(at + 4, 2)? as u8, digits(at + 6, 2)? as u8);
-        let sep = |c: u8| matches!(c, b'/' | b'_' | b'-');
         let mut out = Vec::new();
         let mut i = 0;
         while let Some(d) = next_digit(b, i) {
@@ -669,35 +667,7 @@ mod tests {
             while j < b.len() && b[j].is_ascii_digit() {
                 j += 1;
             }
-            let before = if d > 0 { b[d - 1] } else { b' ' };
-            let after = b.get(j).copied();
-            let found = match j - d {
-                n if n >= 14
-                    && !before.is_ascii_alphanumeric()
-                    && digits(d + 8, 2) < Some(24)
-                    && digits(d + 10, 2) < Some(60)
-                    && digits(d + 12, 2) < Some(60) =>
-                {
-                    ymd(d)
-                }
-                8 if sep(before) && after.is_some_and(|c| sep(c) || c == b'.') => ymd(d),
-                4 if sep(before) => {
-                    let m = if after.is_some_and(sep) { j + 1 } else { j };
-                    let day = if b.get(m + 2).copied().is_some_and(sep) { m + 3 } else { m + 2 };
-                    let end = b.get(day + 2).copied();
-                    end.is_some_and(|c| sep(c) || c == b'.')
-                        .then(|| Date::new(digits(d, 4)?, digits(m, 2)? as u8, digits(day, 2)? as u8))
-                        .flatten()
-                }
-                2 if !before.is_ascii_alphanumeric() && b.get(j..j + 3) == Some(b" | ") => {
-                    let y = j + 8;
-                    (b.get(j + 5..y) == Some(b" | ") && b.get(y + 4).is_none_or(|c| !c.is_ascii_alphanumeric()))
-                        .then(|| Date::new(digits(y, 4)?, digits(j + 3, 2)? as u8, digits(d, 2)? as u8))
-                        .flatten()
-                }
-                _ => None,
-            };
-            out.extend(found.filter(|d| d.year < 2100));
+            out.extend(markup_run(b, d, j).filter(|d| d.year < 2100));
             i = j;
         }
         out
