@@ -134,9 +134,8 @@ pub fn blocks(page: &str, tokens: &[Token]) -> Vec<Block> {
         if t.kind == TokenKind::Word {
             words += 1;
         }
-        let raw = &page.as_bytes()[t.start as usize..t.end as usize];
         let from = exact.len();
-        exact.extend(raw.iter().map(u8::to_ascii_lowercase));
+        exact.extend(t.raw_bytes(page).iter().map(u8::to_ascii_lowercase));
         exact.push(b' ');
         if words <= FOLD_MAX_WORDS {
             if t.numeric {

@@ -247,7 +247,7 @@ impl TagStack {
                 self.stack.push(token.tag);
                 if self.with_words {
                     let before = self.words.len();
-                    self.push_class_words(token.raw(page).as_bytes());
+                    self.push_class_words(token.raw_bytes(page));
                     debug_assert!(self.words.len() - before <= MAX_CLASS_WORDS);
                     self.word_end.push(self.words.len() as u32);
                     let n = if self.words.len() > before {

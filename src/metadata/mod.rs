@@ -130,8 +130,8 @@ impl Signals {
 /// the start of its haystack only: [`by_line`] finds where such a line may start.
 static BY_NAMES: LazyLock<regex::Regex> = LazyLock::new(|| {
     let name = r"\p{Lu}[\p{L}'.\-]+(?:\s+\p{Lu}[\p{L}'.\-]+){1,3}";
-    regex::Regex::new(&format!(r"^(?:By|BY|Von|Par|Por|Door)\s+({name}(?:\s*(?:,|and|und|&|et|y|en)\s*{name})*)"))
-        .expect("valid regex")
+    let by = BY_WORDS.join("|");
+    regex::Regex::new(&format!(r"^(?:{by})\s+({name}(?:\s*(?:,|and|und|&|et|y|en)\s*{name})*)")).expect("valid regex")
 });
 
 /// The words a "By" line opens with, for [`by_line`].
@@ -277,8 +277,7 @@ impl Collector {
 
     #[inline]
     fn start_tag(&mut self, page: &str, t: &Token) {
-        // Bytes, not `str`: no check that the span falls on character boundaries (it does).
-        let raw = &page.as_bytes()[t.start as usize..t.end as usize];
+        let raw = t.raw_bytes(page);
         let marks = TagMarks::of(raw);
         match t.tag {
             tags::META | tags::LINK | tags::HTML => self.note(t),

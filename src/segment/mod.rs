@@ -303,7 +303,7 @@ impl TokenSink for Segmenter {
                 }
                 if !tags::is_void(id) {
                     if !inline {
-                        class_words(token.raw(page).as_bytes(), &mut self.words);
+                        class_words(token.raw_bytes(page), &mut self.words);
                     }
                     self.stack.push(Open { tag: id, inline, words_end: self.words.len() as u32 });
                 }
