@@ -16,8 +16,9 @@
 //!   alignment with page tokens, the filters of training pages, Ziegler's similarity. Below
 //!   every method and the evaluation.
 //! - [`model_file`]: the one container of every model file (header, payload, checksum).
-//! - [`site_memory`]: what repeats across a host's pages (block hashes counted per host, bounded):
-//!   the site's furniture, which the extractor scores down and drops.
+//! - [`site_memory`]: what repeats across a host's pages (block hashes counted per host and
+//!   template, bounded): the site's furniture, which the extractor scores down and drops; its
+//!   [`site_memory::template`] tells a host's layouts apart (also the bootstrap's grouping).
 //! - [`scoring`]: the [`scoring::Scorer`] contract (a score for every token, streamed) and
 //!   [`scoring::max_subsequence`], which finds the highest-valued span in one pass (§6.2).
 //! - [`segment`]: the page cut into blocks (Gibson et al.'s, Yao & Zuo's, the thesis' text and

@@ -30,18 +30,23 @@ fn rail_text(site: &str, i: usize) -> String {
     format!("The most read story number {i} on {site} this week about the ferry timetable and parking rules")
 }
 
-/// A page of `site`: navigation, an article of six paragraphs unique to (`site`, `n`) with the
-/// site's newsletter box after its second paragraph, then the site's "most read" rail.
-fn page(site: usize, n: usize) -> String {
-    let mut s = (site * 1000 + n) as u64 * 7919 + 1;
-    let mut word = || {
+/// Pseudo-words, a sequence for each seed.
+fn words(seed: u64) -> impl FnMut() -> String {
+    let mut s = seed * 7919 + 1;
+    move || {
         let mut w = String::new();
         for _ in 0..2 {
             s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             w.push_str(SYLLABLES[(s >> 33) as usize % SYLLABLES.len()]);
         }
         w
-    };
+    }
+}
+
+/// A page of `site`: navigation, an article of six paragraphs unique to (`site`, `n`) with the
+/// site's newsletter box after its second paragraph, then the site's "most read" rail.
+fn page(site: usize, n: usize) -> String {
+    let mut word = words((site * 1000 + n) as u64);
     let host = SITES[site];
     let mut body = String::new();
     for p in 0..6 {
@@ -67,22 +72,25 @@ fn page(site: usize, n: usize) -> String {
 
 /// The crawl, the sites' pages interleaved as a crawler fetches them.
 fn crawl(path: &Path) {
+    let pages = (0..50).flat_map(|n| (0..SITES.len()).map(move |site| (SITES[site], n, page(site, n))));
+    write_crawl(path, pages);
+}
+
+/// A WARC of these (host, page number, HTML) responses.
+fn write_crawl(path: &Path, pages: impl Iterator<Item = (&'static str, usize, String)>) {
     let mut w = WarcWriter::create(path, "test").unwrap();
-    for n in 0..50 {
-        for (site, host) in SITES.iter().enumerate() {
-            let html = page(site, n);
-            let mut response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n".to_vec();
-            response.extend_from_slice(html.as_bytes());
-            let url = format!("https://{host}/news/story-{n}");
-            let ex = Exchange {
-                url: &url,
-                date: "2026-11-22T10:00:00Z",
-                request: b"GET / HTTP/1.1\r\n\r\n",
-                response: &response,
-                ip: Some("127.0.0.1"),
-            };
-            w.write_exchange(&ex).unwrap();
-        }
+    for (host, n, html) in pages {
+        let mut response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n".to_vec();
+        response.extend_from_slice(html.as_bytes());
+        let url = format!("https://{host}/news/story-{n}");
+        let ex = Exchange {
+            url: &url,
+            date: "2026-11-22T10:00:00Z",
+            request: b"GET / HTTP/1.1\r\n\r\n",
+            response: &response,
+            ip: Some("127.0.0.1"),
+        };
+        w.write_exchange(&ex).unwrap();
     }
     w.finish().unwrap();
 }
@@ -133,6 +141,87 @@ fn site_memory_drops_the_furniture_a_site_repeats_and_keeps_every_article() {
     }
     // The rail is outside the article: neither run keeps it.
     assert!(with.iter().chain(&without).all(|r| !r["text"].as_str().unwrap().contains("most read story")));
+}
+
+/// A page of harbor-daily.test after its redesign (new class names throughout): its new
+/// podcast box sits inside the article.
+fn redesigned_page(n: usize) -> String {
+    let mut word = words(50_000 + n as u64);
+    let mut body = String::new();
+    for p in 0..6 {
+        body.push_str(&format!("<p class=\"c-par\">Paragraph {p} of story {n}: "));
+        for _ in 0..45 {
+            body.push_str(&word());
+            body.push(' ');
+        }
+        body.push_str("and more.</p>\n");
+        if p == 2 {
+            body.push_str(
+                "<div class=\"c-entry__note\"><p>Listen to The Harbor Hour, our weekly podcast about the people \
+                 and places that make this town what it is, wherever you get your podcasts</p></div>\n",
+            );
+        }
+    }
+    format!(
+        "<!doctype html><html><head><title>Story {n}</title></head><body>\
+         <header class=\"l-header\"><a class=\"l-logo\" href=/>Harbor Daily</a></header>\
+         <main class=\"l-main\"><article class=\"c-entry\"><h1 class=\"c-entry__title\">Story {n}</h1>\
+         <div class=\"c-entry__body\">{body}</div></article></main>\
+         <footer class=\"l-footer\"><a href=/about>About us</a></footer></body></html>"
+    )
+}
+
+/// A site redesigned mid-crawl: 50 pages of the old layout, then 15 of a new one. Counted
+/// against all 64 pages before it, the new layout's podcast box is on under a third of the
+/// host's pages; counted per template it is on every page of its own, and goes.
+#[test]
+fn site_memory_learns_a_redesign_from_its_own_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("crawl.warc.gz");
+    let old = (0..50).map(|n| (SITES[0], n, page(0, n)));
+    let new = (50..65).map(|n| (SITES[0], n, redesigned_page(n)));
+    write_crawl(&warc, old.chain(new));
+    let w = warc.to_str().unwrap();
+    let podcast = |out: &Path| -> Vec<bool> {
+        let r = records(out);
+        assert_eq!(r.len(), 65);
+        let mut new: Vec<(u64, bool)> = r
+            .iter()
+            .map(|r| {
+                let url = r["metadata"]["url"].as_str().unwrap();
+                (url.rsplit('-').next().unwrap().parse().unwrap(), r["text"].as_str().unwrap().contains("Harbor Hour"))
+            })
+            .filter(|(n, _)| *n >= 50)
+            .collect();
+        new.sort();
+        new.into_iter().map(|(_, kept)| kept).collect()
+    };
+    let (templates, host) = (dir.path().join("templates"), dir.path().join("host"));
+    let o = pipeline(&["--warc", w, "--out", templates.to_str().unwrap(), "--threads", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = pipeline(&[
+        "--warc",
+        w,
+        "--out",
+        host.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--site-memory-template-similarity",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (templates, host) = (podcast(&templates), podcast(&host));
+    assert_eq!((templates.len(), host.len()), (15, 15));
+    assert!(host.iter().all(|kept| *kept), "counted over the whole host, the box stays: {host:?}");
+    // The new layout's first 3 pages teach it; the box goes from the 4th on.
+    assert_eq!(templates.iter().filter(|kept| **kept).count(), 3, "{templates:?}");
+    assert!(templates[3..].iter().all(|kept| !kept), "{templates:?}");
+    let m = article_pipeline::site_memory::SiteMemory::from_bytes(
+        &std::fs::read(dir.path().join("templates/site_memory.bin")).unwrap(),
+        article_pipeline::site_memory::SiteMemoryOptions::default(),
+    )
+    .unwrap();
+    assert_eq!((m.hosts(), m.pages(SITES[0])), (2, 65), "two templates of one host");
 }
 
 #[test]

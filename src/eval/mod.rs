@@ -16,7 +16,7 @@ pub mod units;
 pub mod worst;
 pub use crate::gold::ziegler;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::dataset::ManifestEntry;
 use crate::extract::Extractor;
-use crate::site_memory::{self, SiteMemory, SiteMemoryOptions, SiteView};
+use crate::site_memory::{self, HostView, SiteMemory, SiteMemoryOptions, SiteView};
 use metrics::{Aggregate, PageMetrics};
 
 /// The outcome of one page.
@@ -149,34 +149,49 @@ pub fn evaluate_with_site(
 ) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let memory = site.filter(|s| s.options.enabled()).map(|EvalSite { options: o, pool: counted }| {
-        let blocks: Vec<Option<(String, Vec<u64>)>> = pool.install(|| {
+        type Counted = Option<(String, Vec<u64>, Vec<u64>)>;
+        let blocks: Vec<Counted> = pool.install(|| {
             counted
                 .par_iter()
                 .map(|e| {
                     let key = site_key(e)?;
                     let bytes = std::fs::read(&e.path).ok()?;
-                    Some((key, site_memory::page_hashes(&bytes, extractor.options().lenient_raw_text)?))
+                    let hashes = site_memory::page_hashes(&bytes, extractor.options().lenient_raw_text)?;
+                    Some((key, site_memory::template::sketch(&bytes), hashes))
                 })
                 .collect()
         });
         let mut m = SiteMemory::new(o.clone());
-        for (key, b) in blocks.iter().flatten() {
-            m.observe(key, b);
+        // Each pool page's template key: it is judged under the template it was counted in.
+        let mut counted_in = HashMap::new();
+        for (e, b) in counted.iter().zip(&blocks) {
+            if let Some((key, sketch, hashes)) = b {
+                let slot = m.observe(key, sketch, hashes);
+                counted_in.insert(e.id.as_str(), (key.clone(), slot));
+            }
         }
-        let ids: std::collections::HashSet<&str> = counted.iter().map(|e| e.id.as_str()).collect();
-        (m, ids)
+        (m, counted_in)
     });
     let wall = Instant::now();
     let pages: Vec<PageResult> = pool.install(|| {
         entries
             .par_iter()
             .map(|e| {
-                let key = site_key(e);
-                let site = memory.as_ref().zip(key.as_deref()).map(|((m, ids), k)| {
+                let snapshot = memory.as_ref().and_then(|(m, counted_in)| {
                     // A page of the pool is in the counts: judge it without its own blocks.
-                    let view = if ids.contains(e.id.as_str()) { m.view_counted(k) } else { m.view(k) };
-                    (view, m.options())
+                    Some(match counted_in.get(e.id.as_str()) {
+                        Some((host, slot)) => (m.snapshot_counted(host, *slot), true),
+                        None => {
+                            let host = site_key(e)?;
+                            let sketch = std::fs::read(&e.path).map(|b| site_memory::template::sketch(&b)).ok()?;
+                            (m.snapshot(&host, &sketch), false)
+                        }
+                    })
                 });
+                let site = memory
+                    .as_ref()
+                    .zip(snapshot.as_ref())
+                    .map(|((m, _), (s, counted))| (HostView::new(s, *counted), m.options()));
                 evaluate_page(extractor, e, block_metrics, site.as_ref().map(|(v, o)| (v as &dyn SiteView, *o)))
             })
             .collect()

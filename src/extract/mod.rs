@@ -648,7 +648,7 @@ fn site_furniture(
     let pages = view.pages();
     let mut mask: Option<Vec<bool>> = None;
     for b in blocks.iter().filter(|b| !b.heading) {
-        if site_memory::is_furniture(view.count(b.hash), pages, o) {
+        if site_memory::is_site_furniture(view.count(b.hash), pages, o) {
             mask.get_or_insert_with(|| vec![false; tokens.len()])[b.start..=b.end].fill(true);
         }
     }

@@ -178,7 +178,7 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         if let (Some(m), Some(key)) = (memory.borrow_mut().as_mut(), key)
             && let Some(hashes) = site_memory::page_hashes(html, ExtractOptions::default().lenient_raw_text)
         {
-            m.observe(&key, &hashes);
+            m.observe(&key, &site_memory::template::sketch(html), &hashes);
         }
     };
     let pages = pool_pages(inputs, &grouper, &fail, &observe);

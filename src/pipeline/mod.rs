@@ -597,8 +597,8 @@ pub enum PageOutcome {
 /// Extracts and fingerprints one page into the record the crawl pipeline writes: the one
 /// place records are built, shared by the pipeline's workers and the Python package.
 /// `model` is the scorer's model identity ("" for none). With a site memory, the page is
-/// judged by what its host's earlier pages hold, then counted into it (online: a page never
-/// counts for itself).
+/// judged by what its host's earlier pages of its template hold, then counted into it (online:
+/// a page never counts for itself).
 pub fn page_record(
     page: crate::sources::Page,
     extractor: &Extractor<'_>,
@@ -610,15 +610,16 @@ pub fn page_record(
     let extracted = match (site, host.as_deref()) {
         (Some(memory), Some(host)) => {
             // A snapshot of the host's counts: no lock is held while the page is extracted.
+            let sketch = crate::site_memory::template::sketch(&page.body);
             let (snapshot, options) = {
                 let m = memory.read().unwrap_or_else(|e| e.into_inner());
-                (m.snapshot(host), m.options().clone())
+                (m.snapshot(host, &sketch), m.options().clone())
             };
-            let view = HostView::new(snapshot.as_deref(), false);
+            let view = HostView::new(&snapshot, false);
             let mut p = extractor.page_with_size_hint(page.http_charset.as_deref(), page.body.len());
             let x = p.write(&page.body).and_then(|()| p.end_with_site(&view, &options));
             if let Ok(x) = &x {
-                memory.write().unwrap_or_else(|e| e.into_inner()).observe(host, &x.site_blocks);
+                memory.write().unwrap_or_else(|e| e.into_inner()).observe(host, &sketch, &x.site_blocks);
             }
             x
         }

@@ -525,102 +525,10 @@ pub fn group_of(group_by: GroupBy, url: Option<&str>, site: Option<&str>, html: 
     }
 }
 
-/// Hashed id/class words kept per page signature (bounds memory per template).
-const MAX_SIGNATURE_WORDS: usize = 2048;
 /// Templates kept per host; later pages join the nearest one.
 const MAX_TEMPLATES_PER_HOST: usize = 256;
-/// Bytes of a page scanned for its signature.
-const SIGNATURE_SCAN_BYTES: usize = 2 << 20;
 
-/// The template signature of a page: the sorted, deduplicated hashes of the words of its `id`
-/// and `class` attribute values, lower-cased, split at whitespace, `-` and `_`, digits removed
-/// (`post-1234` and `post-99` are one template word), words of one letter dropped. A site's
-/// template names its furniture the same way on every page; a redesign renames most of it.
-pub fn template_signature(html: &[u8]) -> Vec<u64> {
-    let html = &html[..html.len().min(SIGNATURE_SCAN_BYTES)];
-    let mut out = Vec::new();
-    let mut word: Vec<u8> = Vec::with_capacity(64);
-    let flush = |word: &mut Vec<u8>, out: &mut Vec<u64>| {
-        if word.len() > 1 {
-            out.push(xxhash_rust::xxh3::xxh3_64(word));
-        }
-        word.clear();
-    };
-    for eq in memchr::memchr_iter(b'=', html) {
-        // The attribute name before `=` (spaces allowed around it), preceded by whitespace.
-        let mut end = eq;
-        while end > 0 && html[end - 1].is_ascii_whitespace() {
-            end -= 1;
-        }
-        let mut start = end;
-        while start > 0 && html[start - 1].is_ascii_alphanumeric() && end - start < 6 {
-            start -= 1;
-        }
-        let name = &html[start..end];
-        let named = name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id");
-        if !named || start == 0 || !html[start - 1].is_ascii_whitespace() {
-            continue;
-        }
-        let mut i = eq + 1;
-        while i < html.len() && html[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let quote = match html.get(i) {
-            Some(&q @ (b'"' | b'\'')) => {
-                i += 1;
-                Some(q)
-            }
-            _ => None,
-        };
-        let value_end = (i + 1024).min(html.len());
-        while i < value_end {
-            let c = html[i];
-            let ends = match quote {
-                Some(q) => c == q,
-                None => c.is_ascii_whitespace() || c == b'>',
-            };
-            if ends || c == b'<' {
-                break;
-            }
-            if c.is_ascii_whitespace() || c == b'-' || c == b'_' {
-                flush(&mut word, &mut out);
-            } else if !c.is_ascii_digit() && word.len() < 64 {
-                word.push(c.to_ascii_lowercase());
-            }
-            i += 1;
-        }
-        flush(&mut word, &mut out);
-        if out.len() > 4 * MAX_SIGNATURE_WORDS {
-            out.sort_unstable();
-            out.dedup();
-            if out.len() >= MAX_SIGNATURE_WORDS {
-                break;
-            }
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out.truncate(MAX_SIGNATURE_WORDS);
-    out
-}
-
-/// Jaccard similarity of two sorted, deduplicated signatures (1 for two empty ones).
-pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let (mut i, mut j, mut both) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                both += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = a.len() + b.len() - both;
-    if union == 0 { 1.0 } else { both as f64 / union as f64 }
-}
+pub use crate::site_memory::template::{jaccard, signature as template_signature};
 
 /// Streaming leader clustering of each host's pages into templates: a page joins the most
 /// similar template of its host (Jaccard of [`template_signature`]s, against the template's
@@ -701,31 +609,6 @@ mod source_tests {
         assert_eq!(guess_source(b"<p>nothing</p>"), None);
         assert_eq!(group_of(GroupBy::Host, Some("http://www.x.test/p"), Some("X"), b""), "x.test");
         assert_eq!(group_of(GroupBy::Site, Some("http://www.x.test/p"), Some("X"), b""), "X");
-    }
-
-    #[test]
-    fn template_signatures_by_hand() {
-        let h = |w: &str| xxhash_rust::xxh3::xxh3_64(w.as_bytes());
-        let mut want = vec![h("main"), h("post"), h("nav"), h("top"), h("story"), h("body")];
-        want.sort_unstable();
-        want.dedup();
-        let html = b"<div class=\"main post-1234\"><ul id='nav_top' data-x=\"nope\"><p CLASS = story-body x>\
-                     <a href=\"/?class=nope\">class=</a><b class=x>";
-        assert_eq!(template_signature(html), want);
-        assert_eq!(template_signature(b""), Vec::<u64>::new());
-        assert_eq!(template_signature(b"<p class=\"unterminated"), vec![h("unterminated")]);
-        assert_eq!(jaccard(&[1, 2, 3], &[2, 3, 4]), 0.5);
-        assert_eq!(jaccard(&[], &[]), 1.0);
-    }
-
-    proptest::proptest! {
-        /// Outside bytes: no panic, a sorted, deduplicated, bounded signature.
-        #[test]
-        fn template_signature_of_any_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4096)) {
-            let sig = template_signature(&bytes);
-            proptest::prop_assert!(sig.len() <= MAX_SIGNATURE_WORDS);
-            proptest::prop_assert!(sig.windows(2).all(|w| w[0] < w[1]));
-        }
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //! ([`crate::extract`]) gives its tokens a furniture score before the maximum subsequence and
 //! drops it from the chosen span.
 //!
+//! A host is counted per template ([`template`]): pages whose id/class vocabularies are alike
+//! (Jaccard of their sketches at least [`SiteMemoryOptions::template_similarity`]) share
+//! counts, so a redesign's furniture is measured against the pages of its own layout.
+//!
 //! Bounded: at most [`SiteMemoryOptions::max_hosts`] hosts (the least recently used host goes
 //! first) and [`SiteMemoryOptions::max_blocks`] block counts per host (when a host's table is
 //! full, the blocks seen on one page only are dropped first: lossy counting, Manku & Motwani
@@ -23,6 +27,8 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::html::{Token, TokenKind, tags};
+
+pub mod template;
 
 /// The knobs of site memory, declared once: `[site_memory]` in the config file and the flags of
 /// `pipeline --warc/--feeds`, `eval` and `bootstrap` take this struct (clap ids
@@ -44,6 +50,11 @@ pub struct SiteMemoryOptions {
     /// Block counts kept per host.
     #[arg(long = "site-memory-blocks", id = "site_memory_max_blocks", default_value_t = SiteMemoryOptions::default().max_blocks)]
     pub max_blocks: usize,
+    /// Pages of a host whose id/class words are at least this alike (Jaccard) share a
+    /// template and its counts; 0 counts every page of a host together. At most
+    /// [`MAX_TEMPLATES`] templates a host, each counted as a host against `max_hosts`.
+    #[arg(long = "site-memory-template-similarity", id = "site_memory_template_similarity", default_value_t = SiteMemoryOptions::default().template_similarity)]
+    pub template_similarity: f64,
     /// Start from this memory (written by `pipeline bootstrap --site-memory-out`, or a run's
     /// `site_memory.bin`) instead of an empty one; a resumed run starts from its own.
     #[arg(long = "site-memory-from", id = "site_memory_from", value_name = "FILE")]
@@ -52,7 +63,14 @@ pub struct SiteMemoryOptions {
 
 impl Default for SiteMemoryOptions {
     fn default() -> Self {
-        SiteMemoryOptions { min_pages: 3, share: 0.3, max_hosts: 10_000, max_blocks: 1024, from: None }
+        SiteMemoryOptions {
+            min_pages: 3,
+            share: 0.3,
+            max_hosts: 10_000,
+            max_blocks: 1024,
+            template_similarity: 0.5,
+            from: None,
+        }
     }
 }
 
@@ -65,6 +83,9 @@ impl SiteMemoryOptions {
         }
         if self.min_pages > 0 && self.max_hosts == 0 {
             out.push("site_memory.max_hosts must be at least 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.template_similarity) {
+            out.push(format!("site_memory.template_similarity must be in [0, 1], got {}", self.template_similarity));
         }
         if self.min_pages > 0 && self.max_blocks < 16 {
             out.push(format!("site_memory.max_blocks must be at least 16, got {}", self.max_blocks));
@@ -165,15 +186,26 @@ pub fn page_hashes(html: &[u8], lenient_raw_text: bool) -> Option<Vec<u64>> {
 
 /// What the extractor asks of the memory about one page's host.
 pub trait SiteView {
-    /// Pages of the host counted, not including the page being extracted.
-    fn pages(&self) -> u32;
+    /// Pages counted, not including the page being extracted: of the page's template, and of
+    /// its whole host.
+    fn pages(&self) -> Counts;
     /// Of those, the pages holding this block.
-    fn count(&self, hash: u64) -> u32;
+    fn count(&self, hash: u64) -> Counts;
 }
 
-/// The block counts of one host.
+/// A count within the page's template and within its whole host (every template).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub template: u32,
+    pub host: u32,
+}
+
+/// The block counts of one host's template.
 #[derive(Debug, Clone, Default)]
 pub struct HostMemory {
+    /// The sketch of the template's first page ([`template::sketch`]); None for a memory
+    /// saved before templates (it takes the next page's).
+    leader: Option<Vec<u64>>,
     pages: u32,
     counts: HashMap<u64, u32>,
     /// When the host was last touched (the memory's clock), for forgetting the least recent.
@@ -213,28 +245,44 @@ impl HostMemory {
     }
 }
 
+/// A host's templates as they were when a page was judged ([`SiteMemory::snapshot`]): each
+/// template's counts sit behind an `Arc`, so no lock is held while the page is extracted.
+#[derive(Debug, Clone, Default)]
+pub struct HostSnapshot {
+    templates: Vec<Arc<HostMemory>>,
+    /// The page's template among them (None: a layout the host has not shown yet).
+    own: Option<usize>,
+}
+
 /// A host's memory as seen from one of its pages.
 pub struct HostView<'a> {
-    host: Option<&'a HostMemory>,
+    snapshot: &'a HostSnapshot,
     /// The page's own blocks are already counted (two-pass runs): take them out.
     includes_page: bool,
 }
 
 impl<'a> HostView<'a> {
-    /// A view of `host`'s counts (a snapshot taken with [`SiteMemory::snapshot`], say).
-    pub fn new(host: Option<&'a HostMemory>, includes_page: bool) -> Self {
-        HostView { host, includes_page }
+    pub fn new(snapshot: &'a HostSnapshot, includes_page: bool) -> Self {
+        HostView { snapshot, includes_page }
     }
 }
 
 impl SiteView for HostView<'_> {
-    fn pages(&self) -> u32 {
-        self.host.map_or(0, |h| h.pages.saturating_sub(u32::from(self.includes_page)))
+    fn pages(&self) -> Counts {
+        let s = self.snapshot;
+        let less = u32::from(self.includes_page);
+        let own = s.own.map_or(0, |k| s.templates[k].pages);
+        let host = s.templates.iter().map(|t| t.pages).fold(0u32, u32::saturating_add);
+        Counts { template: own.saturating_sub(less), host: host.saturating_sub(less) }
     }
 
-    fn count(&self, hash: u64) -> u32 {
-        let c = self.host.and_then(|h| h.counts.get(&hash)).copied().unwrap_or(0);
-        c.saturating_sub(u32::from(self.includes_page))
+    fn count(&self, hash: u64) -> Counts {
+        let s = self.snapshot;
+        let less = u32::from(self.includes_page);
+        let of = |t: &HostMemory| t.counts.get(&hash).copied().unwrap_or(0);
+        let own = s.own.map_or(0, |k| of(&s.templates[k]));
+        let host = s.templates.iter().map(|t| of(t)).fold(0u32, u32::saturating_add);
+        Counts { template: own.saturating_sub(less), host: host.saturating_sub(less) }
     }
 }
 
@@ -242,9 +290,16 @@ impl SiteView for HostView<'_> {
 /// crawled twice (an update, a revisit) must not lose its text to its own copy.
 pub const MIN_REPEATS: u32 = 3;
 
-/// Is a block of count `count` furniture on a host of `pages` pages?
+/// Is a block of count `count` furniture among `pages` pages?
 pub fn is_furniture(count: u32, pages: u32, o: &SiteMemoryOptions) -> bool {
     o.enabled() && pages >= o.min_pages && count >= MIN_REPEATS && f64::from(count) >= o.share * f64::from(pages)
+}
+
+/// Is a block furniture of the page's template, or of its whole host? The template finds a
+/// redesign's furniture among its own pages; the host, what every layout of it carries (a
+/// footer line kept through redesigns, and the furniture of a layout met once).
+pub fn is_site_furniture(count: Counts, pages: Counts, o: &SiteMemoryOptions) -> bool {
+    is_furniture(count.template, pages.template, o) || is_furniture(count.host, pages.host, o)
 }
 
 /// Block counts per host, bounded (see the module comment). A host's counts sit behind an
@@ -280,38 +335,77 @@ impl SiteMemory {
         self.hosts.len()
     }
 
-    /// Counts a page of `host` with these block hashes.
-    pub fn observe(&mut self, host: &str, hashes: &[u64]) {
+    /// The template of `host` a page with this sketch ([`template::sketch`]) belongs to, among
+    /// those in memory: `Ok(slot)` of the most alike at or above the threshold (or the most
+    /// alike of all when the host has [`MAX_TEMPLATES`] already), else `Err(free slot)`.
+    fn find_template(&self, host: &str, sketch: &[u64]) -> Result<usize, usize> {
+        let mut best: Option<(usize, f64)> = None;
+        let mut free = None;
+        for k in 0..MAX_TEMPLATES {
+            let Some(t) = self.hosts.get(&template_key(host, k)) else {
+                free = free.or(Some(k));
+                continue;
+            };
+            // A memory saved before templates is one template that takes any page.
+            let sim = t.leader.as_deref().map_or(1.0, |l| template::sketch_similarity(l, sketch));
+            if best.is_none_or(|(_, b)| sim > b) {
+                best = Some((k, sim));
+            }
+        }
+        match (best, free) {
+            (Some((k, sim)), _) if sim >= self.options.template_similarity => Ok(k),
+            (_, Some(free)) => Err(free),
+            (Some((k, _)), None) => Ok(k),
+            (None, None) => Err(0),
+        }
+    }
+
+    /// Counts a page of `host` with this sketch ([`template::sketch`]) and these block
+    /// hashes, under the template it joins or starts; returns that template's slot.
+    pub fn observe(&mut self, host: &str, sketch: &[u64], hashes: &[u64]) -> usize {
         self.clock += 1;
-        if !self.hosts.contains_key(host) && self.hosts.len() >= self.options.max_hosts.max(1) {
+        let slot = self.find_template(host, sketch).unwrap_or_else(|free| free);
+        let key = template_key(host, slot);
+        if !self.hosts.contains_key(&key) && self.hosts.len() >= self.options.max_hosts.max(1) {
             self.forget_least_recent();
         }
         let clock = self.clock;
         let max_blocks = self.options.max_blocks;
-        let h = Arc::make_mut(self.hosts.entry(host.to_string()).or_default());
+        let h = Arc::make_mut(self.hosts.entry(key).or_default());
+        h.leader.get_or_insert_with(|| sketch.to_vec());
         h.last_used = clock;
         h.observe(hashes, max_blocks);
+        slot
     }
 
-    /// The host's counts as they are now, to judge a page by while the memory goes on.
-    pub fn snapshot(&self, host: &str) -> Option<Arc<HostMemory>> {
-        self.hosts.get(host).cloned()
+    /// The host's templates as they are now, for a page not yet counted with this sketch (online
+    /// runs: learn after extracting), to judge it by while the memory goes on.
+    pub fn snapshot(&self, host: &str, sketch: &[u64]) -> HostSnapshot {
+        self.snapshot_of(host, self.find_template(host, sketch).ok())
     }
 
-    /// The host's memory for a page not yet counted (online runs: learn after extracting).
-    pub fn view(&self, host: &str) -> HostView<'_> {
-        HostView { host: self.hosts.get(host).map(|h| &**h), includes_page: false }
+    /// The host's templates, for a page already counted in template `slot` (two-pass runs:
+    /// judge it with [`HostView::new`]`(_, true)`, its own blocks taken out).
+    pub fn snapshot_counted(&self, host: &str, slot: usize) -> HostSnapshot {
+        self.snapshot_of(host, Some(slot))
     }
 
-    /// The host's memory for a page already counted (two-pass runs: its own blocks are taken
-    /// out of the counts it is judged by).
-    pub fn view_counted(&self, host: &str) -> HostView<'_> {
-        HostView { host: self.hosts.get(host).map(|h| &**h), includes_page: true }
+    fn snapshot_of(&self, host: &str, slot: Option<usize>) -> HostSnapshot {
+        let mut snapshot = HostSnapshot::default();
+        for k in 0..MAX_TEMPLATES {
+            if let Some(t) = self.hosts.get(&template_key(host, k)) {
+                if slot == Some(k) {
+                    snapshot.own = Some(snapshot.templates.len());
+                }
+                snapshot.templates.push(Arc::clone(t));
+            }
+        }
+        snapshot
     }
 
-    /// Pages counted for a host.
+    /// Pages counted for a host, over all its templates.
     pub fn pages(&self, host: &str) -> u32 {
-        self.hosts.get(host).map_or(0, |h| h.pages)
+        (0..MAX_TEMPLATES).filter_map(|k| self.hosts.get(&template_key(host, k))).map(|t| t.pages).sum()
     }
 
     /// The memory as bytes (zstd-compressed), for a run's state: per host its name, page
@@ -329,6 +423,16 @@ impl SiteMemory {
             raw.extend_from_slice(name.as_bytes());
             raw.extend_from_slice(&h.pages.to_le_bytes());
             raw.extend_from_slice(&h.last_used.to_le_bytes());
+            match &h.leader {
+                None => raw.push(0),
+                Some(l) => {
+                    raw.push(1);
+                    raw.extend_from_slice(&(l.len() as u32).to_le_bytes());
+                    for x in l {
+                        raw.extend_from_slice(&x.to_le_bytes());
+                    }
+                }
+            }
             raw.extend_from_slice(&(h.counts.len() as u32).to_le_bytes());
             let mut counts: Vec<(&u64, &u32)> = h.counts.iter().collect();
             counts.sort();
@@ -345,9 +449,12 @@ impl SiteMemory {
     pub fn from_bytes(bytes: &[u8], options: SiteMemoryOptions) -> Result<SiteMemory, String> {
         let raw = zstd::decode_all(bytes).map_err(|e| format!("not zstd: {e}"))?;
         let mut r = Reader { b: &raw, at: 0 };
-        if r.take(MAGIC.len())? != MAGIC {
-            return Err("not a site memory (bad magic)".into());
-        }
+        // Version 1 (before templates) has no leader sketches: each host is one template.
+        let templates = match r.take(MAGIC.len())? {
+            m if m == MAGIC => true,
+            m if m == MAGIC_V1 => false,
+            _ => return Err("not a site memory (bad magic)".into()),
+        };
         let clock = r.u64()?;
         let n = r.u64()?;
         let mut m = SiteMemory { hosts: HashMap::new(), clock, options };
@@ -358,6 +465,15 @@ impl SiteMemory {
             let name = name.to_string();
             let pages = r.u32()?;
             let last_used = r.u64()?;
+            let leader = if templates && r.take(1)?[0] != 0 {
+                let n = r.u32()? as usize;
+                if n > template::SKETCH_WORDS {
+                    return Err(format!("a template sketch of {n} words at byte {}", r.at));
+                }
+                Some((0..n).map(|_| r.u64()).collect::<Result<Vec<u64>, String>>()?)
+            } else {
+                None
+            };
             let k = r.u32()? as usize;
             let mut counts = HashMap::with_capacity(k.min(m.options.max_blocks));
             for _ in 0..k {
@@ -366,7 +482,7 @@ impl SiteMemory {
                     counts.insert(h, c);
                 }
             }
-            m.hosts.insert(name, Arc::new(HostMemory { pages, counts, last_used }));
+            m.hosts.insert(name, Arc::new(HostMemory { leader, pages, counts, last_used }));
         }
         if r.at != raw.len() {
             return Err(format!("{} bytes after the last host", raw.len() - r.at));
@@ -382,7 +498,18 @@ impl SiteMemory {
     }
 }
 
-const MAGIC: &[u8] = b"APSITEMEM1";
+const MAGIC: &[u8] = b"APSITEMEM2";
+const MAGIC_V1: &[u8] = b"APSITEMEM1";
+
+/// Templates kept per host (a crawl of a site over years meets a redesign every few years;
+/// big9's sites fall into four to six each). Beyond it, a page joins the most alike.
+pub const MAX_TEMPLATES: usize = 8;
+
+/// The memory's key of template `k` of `host`: the host itself for the first (so a memory
+/// saved before templates reads as each host's first template), `host#k` after.
+fn template_key(host: &str, k: usize) -> String {
+    if k == 0 { host.to_string() } else { format!("{host}#{k}") }
+}
 
 /// Reads the fixed layout of [`SiteMemory::to_bytes`].
 struct Reader<'a> {
@@ -468,21 +595,76 @@ mod tests {
         assert_ne!(long(7)[0].hash, long(9)[0].hash, "a sentence keeps its numbers");
     }
 
+    /// (template, host) counts.
+    fn c(template: u32, host: u32) -> Counts {
+        Counts { template, host }
+    }
+
     #[test]
     fn a_block_on_most_pages_is_furniture_and_the_page_itself_is_not_counted_twice() {
         let o = SiteMemoryOptions { min_pages: 3, ..SiteMemoryOptions::default() };
         let mut m = SiteMemory::new(o.clone());
         for i in 0..4u64 {
-            m.observe("news.test", &[1, 100 + i, 1]);
+            m.observe("news.test", &[], &[1, 100 + i, 1]);
         }
-        let v = m.view("news.test");
-        assert_eq!((v.pages(), v.count(1), v.count(100)), (4, 4, 1));
-        assert!(is_furniture(v.count(1), v.pages(), &o));
-        assert!(!is_furniture(v.count(100), v.pages(), &o));
-        let v = m.view_counted("news.test");
-        assert_eq!((v.pages(), v.count(1)), (3, 3));
-        assert_eq!(m.view("other.test").pages(), 0);
+        let s = m.snapshot("news.test", &[]);
+        let v = HostView::new(&s, false);
+        assert_eq!((v.pages(), v.count(1), v.count(100)), (c(4, 4), c(4, 4), c(1, 1)));
+        assert!(is_site_furniture(v.count(1), v.pages(), &o));
+        assert!(!is_site_furniture(v.count(100), v.pages(), &o));
+        let s = m.snapshot_counted("news.test", 0);
+        let v = HostView::new(&s, true);
+        assert_eq!((v.pages(), v.count(1)), (c(3, 3), c(3, 3)));
+        assert_eq!(HostView::new(&m.snapshot("other.test", &[]), false).pages(), c(0, 0));
         assert!(!is_furniture(4, 4, &SiteMemoryOptions { min_pages: 0, ..o }), "0 turns it off");
+    }
+
+    /// A redesign's furniture is counted against the pages of its own layout: on a host of
+    /// 6 old pages and 3 new ones, a box on every new page is on a third of the host's pages,
+    /// but on all of its template's. What every layout carries stays furniture of the host.
+    #[test]
+    fn templates_split_a_redesigned_host() {
+        let o = SiteMemoryOptions { min_pages: 3, share: 0.5, ..SiteMemoryOptions::default() };
+        let (old, new) =
+            (template::sketch(b"<div class='nav story old'>"), template::sketch(b"<i class='rail body new'>"));
+        let mut m = SiteMemory::new(o.clone());
+        for p in 0..6 {
+            assert_eq!(m.observe("news.test", &old, &[1, 9, 100 + p]), 0);
+        }
+        for p in 0..3 {
+            assert_eq!(m.observe("news.test", &new, &[2, 9, 200 + p]), 1);
+        }
+        let s = m.snapshot("news.test", &new);
+        let v = HostView::new(&s, false);
+        assert_eq!((v.pages(), v.count(2), v.count(1), v.count(9)), (c(3, 9), c(3, 3), c(0, 6), c(3, 9)));
+        assert!(is_site_furniture(v.count(2), v.pages(), &o), "the new layout's box");
+        assert!(is_site_furniture(v.count(1), v.pages(), &o), "the host's: on 6 of its 9 pages");
+        assert!(!is_site_furniture(v.count(200), v.pages(), &o));
+        assert!(!is_furniture(v.count(2).host, v.pages().host, &o), "the box, counted over the host");
+        assert_eq!(m.pages("news.test"), 9);
+        let third = HostView::new(&m.snapshot("news.test", &template::sketch(b"<b class='x y z'>")), false).pages();
+        assert_eq!(third, c(0, 9), "a third layout: only the host's counts");
+        // Similarity 0: one template a host, as before templates.
+        let mut one = SiteMemory::new(SiteMemoryOptions { template_similarity: 0.0, ..o.clone() });
+        one.observe("news.test", &old, &[1]);
+        assert_eq!(one.observe("news.test", &new, &[1]), 0);
+        // A memory of the first format reads as each host's first template, which takes the
+        // next page whatever its layout.
+        let mut v1 = Vec::from(MAGIC_V1);
+        v1.extend_from_slice(&1u64.to_le_bytes());
+        v1.extend_from_slice(&1u64.to_le_bytes());
+        v1.extend_from_slice(&9u32.to_le_bytes());
+        v1.extend_from_slice(b"news.test");
+        v1.extend_from_slice(&4u32.to_le_bytes());
+        v1.extend_from_slice(&1u64.to_le_bytes());
+        v1.extend_from_slice(&1u32.to_le_bytes());
+        v1.extend_from_slice(&7u64.to_le_bytes());
+        v1.extend_from_slice(&4u32.to_le_bytes());
+        let mut back = SiteMemory::from_bytes(&zstd::encode_all(v1.as_slice(), 1).unwrap(), o).unwrap();
+        let s = back.snapshot("news.test", &new);
+        assert_eq!(HostView::new(&s, false).count(7), c(4, 4));
+        assert_eq!(back.observe("news.test", &new, &[7]), 0);
+        assert_eq!(back.observe("news.test", &old, &[7]), 1, "it took the new page's layout");
     }
 
     #[test]
@@ -490,14 +672,14 @@ mod tests {
         let o = SiteMemoryOptions { min_pages: 1, max_hosts: 3, max_blocks: 16, ..SiteMemoryOptions::default() };
         let mut m = SiteMemory::new(o);
         for h in 0..10 {
-            m.observe(&format!("h{h}.test"), &[1, 2]);
+            m.observe(&format!("h{h}.test"), &[], &[1, 2]);
         }
-        m.observe("h8.test", &[1]);
-        m.observe("h10.test", &[1]);
+        m.observe("h8.test", &[], &[1]);
+        m.observe("h10.test", &[], &[1]);
         assert_eq!(m.hosts(), 3);
         assert!(m.pages("h8.test") == 2 && m.pages("h10.test") == 1, "the recently used stay");
         for p in 0..100u64 {
-            m.observe("big.test", &(0..40).map(|i| p * 1000 + i).chain([7]).collect::<Vec<_>>());
+            m.observe("big.test", &[], &(0..40).map(|i| p * 1000 + i).chain([7]).collect::<Vec<_>>());
         }
         let big = &m.hosts["big.test"];
         assert!(big.counts.len() <= 16);
@@ -508,12 +690,13 @@ mod tests {
     fn memory_round_trips_through_bytes() {
         let o = SiteMemoryOptions { min_pages: 2, ..SiteMemoryOptions::default() };
         let mut m = SiteMemory::new(o.clone());
-        m.observe("a.test", &[5, 6]);
-        m.observe("a.test", &[5]);
-        m.observe("b.test", &[9]);
+        m.observe("a.test", &[], &[5, 6]);
+        m.observe("a.test", &[], &[5]);
+        m.observe("b.test", &[], &[9]);
         let bytes = m.to_bytes();
         let back = SiteMemory::from_bytes(&bytes, o.clone()).unwrap();
-        assert_eq!((back.view("a.test").pages(), back.view("a.test").count(5)), (2, 2));
+        let s = back.snapshot("a.test", &[]);
+        assert_eq!((HostView::new(&s, false).pages(), HostView::new(&s, false).count(5)), (c(2, 2), c(2, 2)));
         assert_eq!(back.hosts(), 2);
         assert_eq!(back.to_bytes(), bytes, "the layout is canonical");
         let raw = zstd::decode_all(bytes.as_slice()).unwrap();
