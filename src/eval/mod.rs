@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::dataset::ManifestEntry;
 use crate::extract::Extractor;
-use crate::site_memory::{self, HostView, SiteMemory, SiteMemoryOptions, SiteView};
+use crate::site_memory::{self, HostView, SiteLookup, SiteMemory, SiteMemoryOptions};
 use metrics::{Aggregate, PageMetrics};
 
 /// The outcome of one page.
@@ -149,15 +149,13 @@ pub fn evaluate_with_site(
 ) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let memory = site.filter(|s| s.options.enabled()).map(|EvalSite { options: o, pool: counted }| {
-        type Counted = Option<(String, Vec<u64>, Vec<u64>)>;
-        let blocks: Vec<Counted> = pool.install(|| {
+        let blocks: Vec<Option<(String, site_memory::PageBlocks)>> = pool.install(|| {
             counted
                 .par_iter()
                 .map(|e| {
                     let key = site_key(e)?;
                     let bytes = std::fs::read(&e.path).ok()?;
-                    let hashes = site_memory::page_hashes(&bytes, extractor.options().lenient_raw_text)?;
-                    Some((key, site_memory::template::sketch(&bytes), hashes))
+                    Some((key, site_memory::page_blocks(&bytes, extractor.options().lenient_raw_text)?))
                 })
                 .collect()
         });
@@ -165,8 +163,8 @@ pub fn evaluate_with_site(
         // Each pool page's template key: it is judged under the template it was counted in.
         let mut counted_in = HashMap::new();
         for (e, b) in counted.iter().zip(&blocks) {
-            if let Some((key, sketch, hashes)) = b {
-                let slot = m.observe(key, sketch, hashes);
+            if let Some((key, b)) = b {
+                let slot = m.observe(key, &b.sketch, &b.hashes);
                 counted_in.insert(e.id.as_str(), (key.clone(), slot));
             }
         }
@@ -177,22 +175,22 @@ pub fn evaluate_with_site(
         entries
             .par_iter()
             .map(|e| {
-                let snapshot = memory.as_ref().and_then(|(m, counted_in)| {
-                    // A page of the pool is in the counts: judge it without its own blocks.
-                    Some(match counted_in.get(e.id.as_str()) {
-                        Some((host, slot)) => (m.snapshot_counted(host, *slot), true),
+                // A page of the pool is in the counts: judge it by its template, without its
+                // own blocks. Another page is judged by the template its layout matches.
+                let site = memory.as_ref().and_then(|(m, counted_in)| {
+                    let lookup: Box<dyn SiteLookup + Sync> = match counted_in.get(e.id.as_str()) {
+                        Some((host, slot)) => {
+                            let view = HostView::new(m.snapshot_counted(host, *slot), true);
+                            Box::new(move |_: &[u64]| view.clone())
+                        }
                         None => {
                             let host = site_key(e)?;
-                            let sketch = std::fs::read(&e.path).map(|b| site_memory::template::sketch(&b)).ok()?;
-                            (m.snapshot(&host, &sketch), false)
+                            Box::new(move |sketch: &[u64]| HostView::new(m.snapshot(&host, sketch), false))
                         }
-                    })
+                    };
+                    Some((lookup, m.options()))
                 });
-                let site = memory
-                    .as_ref()
-                    .zip(snapshot.as_ref())
-                    .map(|((m, _), (s, counted))| (HostView::new(s, *counted), m.options()));
-                evaluate_page(extractor, e, block_metrics, site.as_ref().map(|(v, o)| (v as &dyn SiteView, *o)))
+                evaluate_page(extractor, e, block_metrics, site.as_ref().map(|(l, o)| (&**l as &dyn SiteLookup, *o)))
             })
             .collect()
     });
@@ -212,7 +210,7 @@ fn evaluate_page(
     extractor: &Extractor<'_>,
     entry: &ManifestEntry,
     block_metrics: bool,
-    site: Option<(&dyn SiteView, &SiteMemoryOptions)>,
+    site: Option<(&dyn SiteLookup, &SiteMemoryOptions)>,
 ) -> PageResult {
     let mut page_blocks = None;
     let mut page_units = None;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions, tags};
 use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
-use crate::site_memory::{self, SiteMemoryOptions, SiteView};
+use crate::site_memory::{self, SiteLookup, SiteMemoryOptions};
 use candidates::Candidate;
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
@@ -250,10 +250,10 @@ pub struct Extraction {
     /// into record fields by [`Extraction::article_meta`].
     #[serde(skip)]
     pub signals: Option<Signals>,
-    /// The page's text block hashes ([`site_memory::blocks`]), when extracted with a site
-    /// view: what the caller counts into its memory.
+    /// The page's layout sketch and text block hashes ([`site_memory::blocks`]), when
+    /// extracted with site memory: what the caller counts into its memory.
     #[serde(skip)]
-    pub site_blocks: Vec<u64>,
+    pub site_blocks: site_memory::PageBlocks,
     /// Site memory marked blocks of this page as the site's furniture.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub site_memory: bool,
@@ -417,11 +417,13 @@ impl PageExtraction<'_> {
         self.finish(None, None)
     }
 
-    /// [`end`](Self::end) with what the memory knows of the page's host: blocks it has seen
-    /// on at least `o.share` of the host's pages score as furniture before the maximum
+    /// [`end`](Self::end) with what the memory knows of the page's host (`site` is asked once
+    /// the page's layout sketch is known): blocks it has seen on at least `o.share` of the
+    /// host's (or the page's template's) pages score as furniture before the maximum
     /// subsequence and are dropped from the span. The result's
-    /// [`site_blocks`](Extraction::site_blocks) are the page's blocks, for the caller to count.
-    pub fn end_with_site(self, site: &dyn SiteView, o: &SiteMemoryOptions) -> Result<Extraction, ExtractError> {
+    /// [`site_blocks`](Extraction::site_blocks) are the page's blocks and layout, for the
+    /// caller to count.
+    pub fn end_with_site(self, site: &dyn SiteLookup, o: &SiteMemoryOptions) -> Result<Extraction, ExtractError> {
         self.finish(None, Some((site, o)))
     }
 
@@ -436,7 +438,7 @@ impl PageExtraction<'_> {
     fn finish(
         self,
         collect: Option<&mut Vec<(Candidate, String)>>,
-        site: Option<(&dyn SiteView, &SiteMemoryOptions)>,
+        site: Option<(&dyn SiteLookup, &SiteMemoryOptions)>,
     ) -> Result<Extraction, ExtractError> {
         if self.head.len() < SNIFF {
             check_not_binary(&self.head)?;
@@ -453,8 +455,8 @@ impl PageExtraction<'_> {
         debug_assert_eq!(sink.mss.len(), sink.tokens.len(), "a scorer must emit one score per token");
         let tokens = &sink.tokens;
         let (site_blocks, furniture) = match site {
-            Some((view, o)) => site_furniture(page, tokens, view, o),
-            None => (Vec::new(), None),
+            Some((lookup, o)) => site_furniture(page, tokens, lookup, o),
+            None => (site_memory::PageBlocks::default(), None),
         };
         let mut site_scored = false;
         if let (Some(mask), Some(scores)) = (furniture.as_deref(), sink.scores.as_mut()) {
@@ -641,10 +643,11 @@ pub const FURNITURE_SCORE: f64 = -0.5;
 fn site_furniture(
     page: &str,
     tokens: &[Token],
-    view: &dyn SiteView,
+    site: &dyn SiteLookup,
     o: &SiteMemoryOptions,
-) -> (Vec<u64>, Option<Vec<bool>>) {
-    let blocks = site_memory::blocks(page, tokens);
+) -> (site_memory::PageBlocks, Option<Vec<bool>>) {
+    let (blocks, sketch) = site_memory::blocks(page, tokens);
+    let view = site.view(&sketch);
     let pages = view.pages();
     let mut mask: Option<Vec<bool>> = None;
     for b in blocks.iter().filter(|b| !b.heading) {
@@ -652,7 +655,7 @@ fn site_furniture(
             mask.get_or_insert_with(|| vec![false; tokens.len()])[b.start..=b.end].fill(true);
         }
     }
-    (blocks.into_iter().map(|b| b.hash).collect(), mask)
+    (site_memory::PageBlocks { sketch, hashes: blocks.into_iter().map(|b| b.hash).collect() }, mask)
 }
 
 /// How far after the `<h1>` an anchored run may start, in tokens
@@ -805,7 +808,7 @@ fn positive_tokens(
         top_segments: Vec::new(),
         structure: None,
         signals: None,
-        site_blocks: Vec::new(),
+        site_blocks: Default::default(),
         site_memory: false,
     }
 }

@@ -176,9 +176,9 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
     let memory = RefCell::new(r.site_memory.enabled().then(|| SiteMemory::new(r.site_memory.clone())));
     let observe = |key: Option<String>, html: &[u8]| {
         if let (Some(m), Some(key)) = (memory.borrow_mut().as_mut(), key)
-            && let Some(hashes) = site_memory::page_hashes(html, ExtractOptions::default().lenient_raw_text)
+            && let Some(b) = site_memory::page_blocks(html, ExtractOptions::default().lenient_raw_text)
         {
-            m.observe(&key, &site_memory::template::sketch(html), &hashes);
+            m.observe(&key, &b.sketch, &b.hashes);
         }
     };
     let pages = pool_pages(inputs, &grouper, &fail, &observe);

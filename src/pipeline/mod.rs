@@ -609,17 +609,17 @@ pub fn page_record(
     let host = site.and_then(|_| crate::site_memory::host_key(&page.final_url));
     let extracted = match (site, host.as_deref()) {
         (Some(memory), Some(host)) => {
-            // A snapshot of the host's counts: no lock is held while the page is extracted.
-            let sketch = crate::site_memory::template::sketch(&page.body);
-            let (snapshot, options) = {
-                let m = memory.read().unwrap_or_else(|e| e.into_inner());
-                (m.snapshot(host, &sketch), m.options().clone())
+            let options = memory.read().unwrap_or_else(|e| e.into_inner()).options().clone();
+            // A snapshot of the host's counts, taken when the extractor knows the page's
+            // layout: no lock is held while the page is extracted.
+            let lookup = |sketch: &[u64]| {
+                HostView::new(memory.read().unwrap_or_else(|e| e.into_inner()).snapshot(host, sketch), false)
             };
-            let view = HostView::new(&snapshot, false);
             let mut p = extractor.page_with_size_hint(page.http_charset.as_deref(), page.body.len());
-            let x = p.write(&page.body).and_then(|()| p.end_with_site(&view, &options));
+            let x = p.write(&page.body).and_then(|()| p.end_with_site(&lookup, &options));
             if let Ok(x) = &x {
-                memory.write().unwrap_or_else(|e| e.into_inner()).observe(host, &sketch, &x.site_blocks);
+                let b = &x.site_blocks;
+                memory.write().unwrap_or_else(|e| e.into_inner()).observe(host, &b.sketch, &b.hashes);
             }
             x
         }

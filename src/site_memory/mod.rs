@@ -26,6 +26,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::html::normalize::HashKeyed;
 use crate::html::{Token, TokenKind, tags};
 
 pub mod template;
@@ -116,9 +117,11 @@ pub struct Block {
 }
 
 /// The page's text blocks, in order: runs of text tokens between block-level tags
-/// ([`tags::is_block`]), each with at least one word.
-pub fn blocks(page: &str, tokens: &[Token]) -> Vec<Block> {
+/// ([`tags::is_block`]), each with at least one word; and the sketch of its layout, from the
+/// id/class words of its start tags ([`template::TagWords`]).
+pub fn blocks(page: &str, tokens: &[Token]) -> (Vec<Block>, Vec<u64>) {
     let mut out = Vec::new();
+    let mut layout = template::TagWords::default();
     // Each block's text in lower case, with numbers folded (kept only while the block is
     // short enough to be known that way) and as written; hashed once when the block closes.
     // The same hashes as feeding XXH3's streaming state token by token (saved memories stay
@@ -142,6 +145,9 @@ pub fn blocks(page: &str, tokens: &[Token]) -> Vec<Block> {
         };
     for (i, t) in tokens.iter().enumerate() {
         if t.kind.is_tag() {
+            if t.kind == TokenKind::StartTag {
+                layout.tag(t.raw_bytes(page));
+            }
             if tags::is_block(t.tag) {
                 close(&mut folded, &mut exact, &mut first, last, &mut words, heading);
             }
@@ -167,7 +173,7 @@ pub fn blocks(page: &str, tokens: &[Token]) -> Vec<Block> {
         }
     }
     close(&mut folded, &mut exact, &mut first, last, &mut words, heading);
-    out
+    (out, layout.sketch())
 }
 
 /// Blocks of at most this many words are known with every number the same ("3 comments",
@@ -175,22 +181,34 @@ pub fn blocks(page: &str, tokens: &[Token]) -> Vec<Block> {
 /// in a number (a score, a price, a date) stay two.
 const FOLD_MAX_WORDS: usize = 8;
 
-/// The block hashes of a page's bytes, tokenized as the extractor does (`lenient_raw_text` as
-/// its option): what a first pass over a pool counts, without scoring the page. None when the
-/// page cannot be decoded.
-pub fn page_hashes(html: &[u8], lenient_raw_text: bool) -> Option<Vec<u64>> {
-    let options = crate::html::TokenizerOptions { lenient_raw_text, ..Default::default() };
-    let t = crate::html::tokenize(html, options).ok()?;
-    Some(blocks(&t.page, &t.sink).iter().map(|b| b.hash).collect())
+/// A page as site memory counts it: its layout sketch and its block hashes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageBlocks {
+    pub sketch: Vec<u64>,
+    pub hashes: Vec<u64>,
 }
 
-/// What the extractor asks of the memory about one page's host.
-pub trait SiteView {
-    /// Pages counted, not including the page being extracted: of the page's template, and of
-    /// its whole host.
-    fn pages(&self) -> Counts;
-    /// Of those, the pages holding this block.
-    fn count(&self, hash: u64) -> Counts;
+/// The [`PageBlocks`] of a page's bytes, tokenized as the extractor does (`lenient_raw_text`
+/// as its option): what a first pass over a pool counts, without scoring the page. None when
+/// the page cannot be decoded.
+pub fn page_blocks(html: &[u8], lenient_raw_text: bool) -> Option<PageBlocks> {
+    let options = crate::html::TokenizerOptions { lenient_raw_text, ..Default::default() };
+    let t = crate::html::tokenize(html, options).ok()?;
+    let (blocks, sketch) = blocks(&t.page, &t.sink);
+    Some(PageBlocks { sketch, hashes: blocks.iter().map(|b| b.hash).collect() })
+}
+
+/// Where the extractor finds what the memory knows of a page's host, once its pass has read
+/// the page's layout ([`template::TagWords`]): a read of the memory (online runs; a lock is
+/// taken only for the lookup) or a snapshot taken beforehand (two-pass runs).
+pub trait SiteLookup {
+    fn view(&self, sketch: &[u64]) -> HostView;
+}
+
+impl<F: Fn(&[u64]) -> HostView> SiteLookup for F {
+    fn view(&self, sketch: &[u64]) -> HostView {
+        self(sketch)
+    }
 }
 
 /// A count within the page's template and within its whole host (every template).
@@ -207,7 +225,8 @@ pub struct HostMemory {
     /// saved before templates (it takes the next page's).
     leader: Option<Vec<u64>>,
     pages: u32,
-    counts: HashMap<u64, u32>,
+    /// Keyed by the block hashes themselves (XXH3 values: uniform already, no SipHash).
+    counts: HashKeyed<u32>,
     /// When the host was last touched (the memory's clock), for forgetting the least recent.
     last_used: u64,
 }
@@ -255,29 +274,31 @@ pub struct HostSnapshot {
 }
 
 /// A host's memory as seen from one of its pages.
-pub struct HostView<'a> {
-    snapshot: &'a HostSnapshot,
+#[derive(Debug, Clone, Default)]
+pub struct HostView {
+    snapshot: HostSnapshot,
     /// The page's own blocks are already counted (two-pass runs): take them out.
     includes_page: bool,
 }
 
-impl<'a> HostView<'a> {
-    pub fn new(snapshot: &'a HostSnapshot, includes_page: bool) -> Self {
+impl HostView {
+    pub fn new(snapshot: HostSnapshot, includes_page: bool) -> Self {
         HostView { snapshot, includes_page }
     }
-}
 
-impl SiteView for HostView<'_> {
-    fn pages(&self) -> Counts {
-        let s = self.snapshot;
+    /// Pages counted, not including the page being extracted: of the page's template, and of
+    /// its whole host.
+    pub fn pages(&self) -> Counts {
+        let s = &self.snapshot;
         let less = u32::from(self.includes_page);
         let own = s.own.map_or(0, |k| s.templates[k].pages);
         let host = s.templates.iter().map(|t| t.pages).fold(0u32, u32::saturating_add);
         Counts { template: own.saturating_sub(less), host: host.saturating_sub(less) }
     }
 
-    fn count(&self, hash: u64) -> Counts {
-        let s = self.snapshot;
+    /// Of those, the pages holding this block.
+    pub fn count(&self, hash: u64) -> Counts {
+        let s = &self.snapshot;
         let less = u32::from(self.includes_page);
         let of = |t: &HostMemory| t.counts.get(&hash).copied().unwrap_or(0);
         let own = s.own.map_or(0, |k| of(&s.templates[k]));
@@ -475,7 +496,7 @@ impl SiteMemory {
                 None
             };
             let k = r.u32()? as usize;
-            let mut counts = HashMap::with_capacity(k.min(m.options.max_blocks));
+            let mut counts = HashKeyed::with_capacity_and_hasher(k.min(m.options.max_blocks), Default::default());
             for _ in 0..k {
                 let (h, c) = (r.u64()?, r.u32()?);
                 if counts.len() < m.options.max_blocks {
@@ -547,9 +568,9 @@ mod tests {
     use super::*;
     use crate::html::{TokenizerOptions, tokenize};
 
-    fn page_blocks(html: &str) -> (String, Vec<Block>) {
+    fn blocks_of(html: &str) -> (String, Vec<Block>) {
         let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
-        let b = blocks(&s.page, &s.sink);
+        let b = blocks(&s.page, &s.sink).0;
         (s.page, b)
     }
 
@@ -560,7 +581,7 @@ mod tests {
     fn block_hashes_are_those_of_the_saved_format() {
         let html = "<div>Only 3 <b>comments</b> so far</div><p>A LONGER paragraph of text, with 12 words in it \
                     and 2026 numbers here.</p><p>x</p>";
-        let (page, got) = page_blocks(html);
+        let (page, got) = blocks_of(html);
         let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
         assert_eq!(got.len(), 3);
         for b in &got {
@@ -579,18 +600,32 @@ mod tests {
         }
     }
 
+    /// The layout sketch the block pass takes from the start tags is the raw-byte sketch of
+    /// the page, less what scripts and text say (`class=` in a script is no layout).
+    #[test]
+    fn the_block_pass_sketches_the_layout_from_start_tags() {
+        let html = "<html><body class='home page-12'><div id=main_nav><p CLASS = \"story-body x\">One \
+                    <a href='/?class=nope'>class=\"text\"</a></p><script>el.class = 'js';</script></div>";
+        let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let (_, sketch) = blocks(&s.page, &s.sink);
+        let want = template::sketch(b"<body class='home page-12'><div id=main_nav><p CLASS = \"story-body x\">");
+        assert_eq!(sketch, want);
+        assert_eq!(sketch.len(), 6, "home, page, main, nav, story, body");
+        assert_eq!(super::page_blocks(html.as_bytes(), false).unwrap().sketch, want);
+    }
+
     #[test]
     fn blocks_are_the_text_between_block_tags_with_numbers_folded() {
-        let (_, a) = page_blocks("<div><p>Read <b>more</b> news</p><p>3 comments</p><br>x</div>");
-        let (_, b) = page_blocks("<section><p>read more NEWS</p><li>12 comments</li></section>");
+        let (_, a) = blocks_of("<div><p>Read <b>more</b> news</p><p>3 comments</p><br>x</div>");
+        let (_, b) = blocks_of("<section><p>read more NEWS</p><li>12 comments</li></section>");
         assert_eq!(a.len(), 3);
         assert_eq!(a[0].hash, b[0].hash, "case and inline tags do not change a block");
         assert_eq!(a[1].hash, b[1].hash, "numbers are folded");
         assert_ne!(a[0].hash, a[1].hash);
-        let (_, none) = page_blocks("<div> </div><p></p>");
+        let (_, none) = blocks_of("<div> </div><p></p>");
         assert!(none.is_empty());
         let long = |n: u32| {
-            page_blocks(&format!("<p>The council voted {n} to 2 on the harbour budget last night in town</p>")).1
+            blocks_of(&format!("<p>The council voted {n} to 2 on the harbour budget last night in town</p>")).1
         };
         assert_ne!(long(7)[0].hash, long(9)[0].hash, "a sentence keeps its numbers");
     }
@@ -608,14 +643,14 @@ mod tests {
             m.observe("news.test", &[], &[1, 100 + i, 1]);
         }
         let s = m.snapshot("news.test", &[]);
-        let v = HostView::new(&s, false);
+        let v = HostView::new(s.clone(), false);
         assert_eq!((v.pages(), v.count(1), v.count(100)), (c(4, 4), c(4, 4), c(1, 1)));
         assert!(is_site_furniture(v.count(1), v.pages(), &o));
         assert!(!is_site_furniture(v.count(100), v.pages(), &o));
         let s = m.snapshot_counted("news.test", 0);
-        let v = HostView::new(&s, true);
+        let v = HostView::new(s.clone(), true);
         assert_eq!((v.pages(), v.count(1)), (c(3, 3), c(3, 3)));
-        assert_eq!(HostView::new(&m.snapshot("other.test", &[]), false).pages(), c(0, 0));
+        assert_eq!(HostView::new(m.snapshot("other.test", &[]), false).pages(), c(0, 0));
         assert!(!is_furniture(4, 4, &SiteMemoryOptions { min_pages: 0, ..o }), "0 turns it off");
     }
 
@@ -635,14 +670,14 @@ mod tests {
             assert_eq!(m.observe("news.test", &new, &[2, 9, 200 + p]), 1);
         }
         let s = m.snapshot("news.test", &new);
-        let v = HostView::new(&s, false);
+        let v = HostView::new(s.clone(), false);
         assert_eq!((v.pages(), v.count(2), v.count(1), v.count(9)), (c(3, 9), c(3, 3), c(0, 6), c(3, 9)));
         assert!(is_site_furniture(v.count(2), v.pages(), &o), "the new layout's box");
         assert!(is_site_furniture(v.count(1), v.pages(), &o), "the host's: on 6 of its 9 pages");
         assert!(!is_site_furniture(v.count(200), v.pages(), &o));
         assert!(!is_furniture(v.count(2).host, v.pages().host, &o), "the box, counted over the host");
         assert_eq!(m.pages("news.test"), 9);
-        let third = HostView::new(&m.snapshot("news.test", &template::sketch(b"<b class='x y z'>")), false).pages();
+        let third = HostView::new(m.snapshot("news.test", &template::sketch(b"<b class='x y z'>")), false).pages();
         assert_eq!(third, c(0, 9), "a third layout: only the host's counts");
         // Similarity 0: one template a host, as before templates.
         let mut one = SiteMemory::new(SiteMemoryOptions { template_similarity: 0.0, ..o.clone() });
@@ -662,7 +697,7 @@ mod tests {
         v1.extend_from_slice(&4u32.to_le_bytes());
         let mut back = SiteMemory::from_bytes(&zstd::encode_all(v1.as_slice(), 1).unwrap(), o).unwrap();
         let s = back.snapshot("news.test", &new);
-        assert_eq!(HostView::new(&s, false).count(7), c(4, 4));
+        assert_eq!(HostView::new(s.clone(), false).count(7), c(4, 4));
         assert_eq!(back.observe("news.test", &new, &[7]), 0);
         assert_eq!(back.observe("news.test", &old, &[7]), 1, "it took the new page's layout");
     }
@@ -696,7 +731,10 @@ mod tests {
         let bytes = m.to_bytes();
         let back = SiteMemory::from_bytes(&bytes, o.clone()).unwrap();
         let s = back.snapshot("a.test", &[]);
-        assert_eq!((HostView::new(&s, false).pages(), HostView::new(&s, false).count(5)), (c(2, 2), c(2, 2)));
+        assert_eq!(
+            (HostView::new(s.clone(), false).pages(), HostView::new(s.clone(), false).count(5)),
+            (c(2, 2), c(2, 2))
+        );
         assert_eq!(back.hosts(), 2);
         assert_eq!(back.to_bytes(), bytes, "the layout is canonical");
         let raw = zstd::decode_all(bytes.as_slice()).unwrap();
@@ -725,7 +763,7 @@ mod tests {
         #[test]
         fn blocks_of_any_page_stay_within_its_tokens(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..2000)) {
             if let Ok(s) = tokenize(&bytes, TokenizerOptions::default()) {
-                for b in blocks(&s.page, &s.sink) {
+                for b in blocks(&s.page, &s.sink).0 {
                     proptest::prop_assert!(b.start <= b.end && b.end < s.sink.len());
                 }
             }

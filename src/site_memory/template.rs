@@ -23,56 +23,8 @@ pub fn signature(html: &[u8]) -> Vec<u64> {
     let html = &html[..html.len().min(SIGNATURE_SCAN_BYTES)];
     let mut out = Vec::new();
     let mut word: Vec<u8> = Vec::with_capacity(64);
-    let flush = |word: &mut Vec<u8>, out: &mut Vec<u64>| {
-        if word.len() > 1 {
-            out.push(xxhash_rust::xxh3::xxh3_64(word));
-        }
-        word.clear();
-    };
     for eq in memchr::memchr_iter(b'=', html) {
-        // The attribute name before `=` (spaces allowed around it), preceded by whitespace.
-        let mut end = eq;
-        while end > 0 && html[end - 1].is_ascii_whitespace() {
-            end -= 1;
-        }
-        let mut start = end;
-        while start > 0 && html[start - 1].is_ascii_alphanumeric() && end - start < 6 {
-            start -= 1;
-        }
-        let name = &html[start..end];
-        let named = name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id");
-        if !named || start == 0 || !html[start - 1].is_ascii_whitespace() {
-            continue;
-        }
-        let mut i = eq + 1;
-        while i < html.len() && html[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let quote = match html.get(i) {
-            Some(&q @ (b'"' | b'\'')) => {
-                i += 1;
-                Some(q)
-            }
-            _ => None,
-        };
-        let value_end = (i + 1024).min(html.len());
-        while i < value_end {
-            let c = html[i];
-            let ends = match quote {
-                Some(q) => c == q,
-                None => c.is_ascii_whitespace() || c == b'>',
-            };
-            if ends || c == b'<' {
-                break;
-            }
-            if c.is_ascii_whitespace() || c == b'-' || c == b'_' {
-                flush(&mut word, &mut out);
-            } else if !c.is_ascii_digit() && word.len() < 64 {
-                word.push(c.to_ascii_lowercase());
-            }
-            i += 1;
-        }
-        flush(&mut word, &mut out);
+        attribute_words(html, eq, &mut word, &mut out);
         if out.len() > 4 * MAX_SIGNATURE_WORDS {
             out.sort_unstable();
             out.dedup();
@@ -81,13 +33,116 @@ pub fn signature(html: &[u8]) -> Vec<u64> {
             }
         }
     }
+    finish(out)
+}
+
+/// Sorts, deduplicates and bounds a signature's word hashes.
+fn finish(mut out: Vec<u64>) -> Vec<u64> {
     out.sort_unstable();
     out.dedup();
     out.truncate(MAX_SIGNATURE_WORDS);
     out
 }
 
-/// The page's sketch: the [`SKETCH_WORDS`] smallest hashes of its [`signature`].
+/// Collects the template words of a page's start tags as its tokens go by (site memory's
+/// block pass, [`super::blocks`]): the [`signature`] of the tags alone, without scanning the
+/// page's text and scripts again.
+#[derive(Debug, Default)]
+pub struct TagWords {
+    out: Vec<u64>,
+    word: Vec<u8>,
+    tags: usize,
+}
+
+/// Start tags read for a page's layout: a layout shows in its first tags (the header, the
+/// navigation, the main containers), and a page's later tags (a long comment thread, a
+/// product grid) would cost time without telling layouts apart any better.
+pub const LAYOUT_TAGS: usize = 300;
+
+impl TagWords {
+    /// Reads one start tag's bytes (`<div class="a b">`), of the first [`LAYOUT_TAGS`].
+    pub fn tag(&mut self, tag: &[u8]) {
+        self.tags += 1;
+        if self.tags > LAYOUT_TAGS {
+            return;
+        }
+        if self.out.len() >= 4 * MAX_SIGNATURE_WORDS {
+            self.out = finish(std::mem::take(&mut self.out));
+            if self.out.len() >= MAX_SIGNATURE_WORDS {
+                return;
+            }
+        }
+        for eq in memchr::memchr_iter(b'=', tag) {
+            attribute_words(tag, eq, &mut self.word, &mut self.out);
+        }
+    }
+
+    /// The sketch of the tags read: their signature's [`SKETCH_WORDS`] smallest hashes.
+    pub fn sketch(self) -> Vec<u64> {
+        let mut s = finish(self.out);
+        s.truncate(SKETCH_WORDS);
+        s
+    }
+}
+
+/// The words of the `class` or `id` value whose `=` is at `eq` in `html` (nothing when the
+/// name before it is another): lower-cased, split at whitespace, `-` and `_`, digits removed,
+/// words of one letter dropped; their hashes go to `out`.
+fn attribute_words(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64>) {
+    let flush = |word: &mut Vec<u8>, out: &mut Vec<u64>| {
+        if word.len() > 1 {
+            out.push(xxhash_rust::xxh3::xxh3_64(word));
+        }
+        word.clear();
+    };
+    // The attribute name before `=` (spaces allowed around it), preceded by whitespace.
+    let mut end = eq;
+    while end > 0 && html[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && html[start - 1].is_ascii_alphanumeric() && end - start < 6 {
+        start -= 1;
+    }
+    let name = &html[start..end];
+    let named = name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id");
+    if !named || start == 0 || !html[start - 1].is_ascii_whitespace() {
+        return;
+    }
+    let mut i = eq + 1;
+    while i < html.len() && html[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let quote = match html.get(i) {
+        Some(&q @ (b'"' | b'\'')) => {
+            i += 1;
+            Some(q)
+        }
+        _ => None,
+    };
+    let value_end = (i + 1024).min(html.len());
+    while i < value_end {
+        let c = html[i];
+        let ends = match quote {
+            Some(q) => c == q,
+            None => c.is_ascii_whitespace() || c == b'>',
+        };
+        if ends || c == b'<' {
+            break;
+        }
+        if c.is_ascii_whitespace() || c == b'-' || c == b'_' {
+            flush(word, out);
+        } else if !c.is_ascii_digit() && word.len() < 64 {
+            word.push(c.to_ascii_lowercase());
+        }
+        i += 1;
+    }
+    flush(word, out);
+}
+
+/// A page's sketch from its raw bytes: the [`SKETCH_WORDS`] smallest hashes of its
+/// [`signature`] (site memory takes it from the start tags, [`TagWords`]; the two agree on
+/// pages whose scripts and text hold no `class=`).
 pub fn sketch(html: &[u8]) -> Vec<u64> {
     let mut s = signature(html);
     s.truncate(SKETCH_WORDS);
