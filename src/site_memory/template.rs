@@ -87,14 +87,8 @@ impl TagWords {
 
 /// The words of the `class` or `id` value whose `=` is at `eq` in `html` (nothing when the
 /// name before it is another): lower-cased, split at whitespace, `-` and `_`, digits removed,
-/// words of one letter dropped; their hashes go to `out`.
+/// words of one letter dropped; their hashes go to `out`. `word` is scratch space.
 fn attribute_words(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64>) {
-    let flush = |word: &mut Vec<u8>, out: &mut Vec<u64>| {
-        if word.len() > 1 {
-            out.push(xxhash_rust::xxh3::xxh3_64(word));
-        }
-        word.clear();
-    };
     // The attribute name before `=` (spaces allowed around it), preceded by whitespace.
     let mut end = eq;
     while end > 0 && html[end - 1].is_ascii_whitespace() {
@@ -120,24 +114,28 @@ fn attribute_words(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64
         }
         _ => None,
     };
-    let value_end = (i + 1024).min(html.len());
-    while i < value_end {
-        let c = html[i];
-        let ends = match quote {
-            Some(q) => c == q,
-            None => c.is_ascii_whitespace() || c == b'>',
-        };
-        if ends || c == b'<' {
-            break;
+    // The value: up to its quote (or, unquoted, whitespace or `>`), never past a `<`, at most
+    // 1 KB.
+    let rest = &html[i..(i + 1024).min(html.len())];
+    let len = match quote {
+        Some(q) => memchr::memchr2(q, b'<', rest),
+        None => rest.iter().position(|&c| c.is_ascii_whitespace() || c == b'>' || c == b'<'),
+    };
+    let value = &rest[..len.unwrap_or(rest.len())];
+    for w in value.split(|&c| c.is_ascii_whitespace() || c == b'-' || c == b'_') {
+        // Most class words are short and lower case already: hashed in place.
+        if w.len() <= 64 && w.iter().all(|c| c.is_ascii_lowercase()) {
+            if w.len() > 1 {
+                out.push(xxhash_rust::xxh3::xxh3_64(w));
+            }
+            continue;
         }
-        if c.is_ascii_whitespace() || c == b'-' || c == b'_' {
-            flush(word, out);
-        } else if !c.is_ascii_digit() && word.len() < 64 {
-            word.push(c.to_ascii_lowercase());
+        word.clear();
+        word.extend(w.iter().filter(|c| !c.is_ascii_digit()).take(64).map(u8::to_ascii_lowercase));
+        if word.len() > 1 {
+            out.push(xxhash_rust::xxh3::xxh3_64(word));
         }
-        i += 1;
     }
-    flush(word, out);
 }
 
 /// A page's sketch from its raw bytes: the [`SKETCH_WORDS`] smallest hashes of its
@@ -197,6 +195,61 @@ pub fn sketch_similarity(a: &[u64], b: &[u64]) -> f64 {
 mod tests {
     use super::*;
 
+    /// The first version, byte by byte: the oracle of [`attribute_words`]'s fast path. The words of the `class` or `id` value whose `=` is at `eq` in `html` (nothing when the
+    /// name before it is another): lower-cased, split at whitespace, `-` and `_`, digits removed,
+    /// words of one letter dropped; their hashes go to `out`.
+    fn attribute_words_bytewise(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64>) {
+        let flush = |word: &mut Vec<u8>, out: &mut Vec<u64>| {
+            if word.len() > 1 {
+                out.push(xxhash_rust::xxh3::xxh3_64(word));
+            }
+            word.clear();
+        };
+        // The attribute name before `=` (spaces allowed around it), preceded by whitespace.
+        let mut end = eq;
+        while end > 0 && html[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && html[start - 1].is_ascii_alphanumeric() && end - start < 6 {
+            start -= 1;
+        }
+        let name = &html[start..end];
+        let named = name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id");
+        if !named || start == 0 || !html[start - 1].is_ascii_whitespace() {
+            return;
+        }
+        let mut i = eq + 1;
+        while i < html.len() && html[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let quote = match html.get(i) {
+            Some(&q @ (b'"' | b'\'')) => {
+                i += 1;
+                Some(q)
+            }
+            _ => None,
+        };
+        let value_end = (i + 1024).min(html.len());
+        while i < value_end {
+            let c = html[i];
+            let ends = match quote {
+                Some(q) => c == q,
+                None => c.is_ascii_whitespace() || c == b'>',
+            };
+            if ends || c == b'<' {
+                break;
+            }
+            if c.is_ascii_whitespace() || c == b'-' || c == b'_' {
+                flush(word, out);
+            } else if !c.is_ascii_digit() && word.len() < 64 {
+                word.push(c.to_ascii_lowercase());
+            }
+            i += 1;
+        }
+        flush(word, out);
+    }
+
     #[test]
     fn signatures_by_hand() {
         let h = |w: &str| xxhash_rust::xxh3::xxh3_64(w.as_bytes());
@@ -236,6 +289,22 @@ mod tests {
 
     proptest::proptest! {
         /// Any bytes give a sorted, bounded signature, and similarities within [0, 1].
+        #[test]
+        fn attribute_words_as_byte_by_byte(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                " class=", " CLASS = ", " id='", "\"", "'", " ", "-", "_", "<", ">", "post12", "Main", "a", "x9y",
+                "storybody", "ÄÖ", "\t", "=", "verylongwordverylongwordverylongwordverylongwordverylongwordverylongword",
+            ]), 0..40)
+        ) {
+            let html = parts.concat().into_bytes();
+            for eq in memchr::memchr_iter(b'=', &html) {
+                let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                attribute_words(&html, eq, &mut Vec::new(), &mut fast);
+                attribute_words_bytewise(&html, eq, &mut Vec::new(), &mut slow);
+                proptest::prop_assert_eq!(fast, slow, "{}", String::from_utf8_lossy(&html));
+            }
+        }
+
         #[test]
         fn signatures_of_any_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4096)) {
             let sig = signature(&bytes);
