@@ -43,23 +43,31 @@ fn words(seed: u64) -> impl FnMut() -> String {
     }
 }
 
-/// A page of `site`: navigation, an article of six paragraphs unique to (`site`, `n`) with the
-/// site's newsletter box after its second paragraph, then the site's "most read" rail.
-fn page(site: usize, n: usize) -> String {
-    let mut word = words((site * 1000 + n) as u64);
-    let host = SITES[site];
+/// Six paragraphs of 45 pseudo-words (seeded by `seed`) of story `n`, each opened by `open`,
+/// with `insert.1` after paragraph `insert.0`.
+fn article(seed: u64, n: usize, open: &str, insert: (usize, &str)) -> String {
+    let mut word = words(seed);
     let mut body = String::new();
     for p in 0..6 {
-        body.push_str(&format!("<p>Paragraph {p} of story {n}: "));
+        body.push_str(&format!("{open}Paragraph {p} of story {n}: "));
         for _ in 0..45 {
             body.push_str(&word());
             body.push(' ');
         }
         body.push_str("and more.</p>\n");
-        if p == 1 {
-            body.push_str(&format!("<div class=\"brief\"><p>{}</p></div>\n", box_text(host)));
+        if p == insert.0 {
+            body.push_str(insert.1);
         }
     }
+    body
+}
+
+/// A page of `site`: navigation, an article of six paragraphs unique to (`site`, `n`) with the
+/// site's newsletter box after its second paragraph, then the site's "most read" rail.
+fn page(site: usize, n: usize) -> String {
+    let host = SITES[site];
+    let brief = format!("<div class=\"brief\"><p>{}</p></div>\n", box_text(host));
+    let body = article((site * 1000 + n) as u64, n, "<p>", (1, &brief));
     let rail: String = (0..4).map(|i| format!("<li><p>{}</p></li>", rail_text(host, i))).collect();
     format!(
         "<!doctype html><html><head><title>Story {n} | {host}</title></head><body>\
@@ -146,22 +154,9 @@ fn site_memory_drops_the_furniture_a_site_repeats_and_keeps_every_article() {
 /// A page of harbor-daily.test after its redesign (new class names throughout): its new
 /// podcast box sits inside the article.
 fn redesigned_page(n: usize) -> String {
-    let mut word = words(50_000 + n as u64);
-    let mut body = String::new();
-    for p in 0..6 {
-        body.push_str(&format!("<p class=\"c-par\">Paragraph {p} of story {n}: "));
-        for _ in 0..45 {
-            body.push_str(&word());
-            body.push(' ');
-        }
-        body.push_str("and more.</p>\n");
-        if p == 2 {
-            body.push_str(
-                "<div class=\"c-entry__note\"><p>Listen to The Harbor Hour, our weekly podcast about the people \
-                 and places that make this town what it is, wherever you get your podcasts</p></div>\n",
-            );
-        }
-    }
+    let podcast = "<div class=\"c-entry__note\"><p>Listen to The Harbor Hour, our weekly podcast about the \
+                   people and places that make this town what it is, wherever you get your podcasts</p></div>\n";
+    let body = article(50_000 + n as u64, n, "<p class=\"c-par\">", (2, podcast));
     format!(
         "<!doctype html><html><head><title>Story {n}</title></head><body>\
          <header class=\"l-header\"><a class=\"l-logo\" href=/>Harbor Daily</a></header>\

@@ -85,10 +85,9 @@ impl TagWords {
     }
 }
 
-/// The words of the `class` or `id` value whose `=` is at `eq` in `html` (nothing when the
-/// name before it is another): lower-cased, split at whitespace, `-` and `_`, digits removed,
-/// words of one letter dropped; their hashes go to `out`. `word` is scratch space.
-fn attribute_words(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64>) {
+/// Where the value of the `class` or `id` attribute whose `=` is at `eq` starts, and its
+/// quote; None when the name before `=` is another (or is not preceded by whitespace).
+fn class_value_at(html: &[u8], eq: usize) -> Option<(usize, Option<u8>)> {
     // The attribute name before `=` (spaces allowed around it), preceded by whitespace.
     let mut end = eq;
     while end > 0 && html[end - 1].is_ascii_whitespace() {
@@ -101,7 +100,7 @@ fn attribute_words(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64
     let name = &html[start..end];
     let named = name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id");
     if !named || start == 0 || !html[start - 1].is_ascii_whitespace() {
-        return;
+        return None;
     }
     let mut i = eq + 1;
     while i < html.len() && html[i].is_ascii_whitespace() {
@@ -113,6 +112,16 @@ fn attribute_words(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64
             Some(q)
         }
         _ => None,
+    };
+    Some((i, quote))
+}
+
+/// The words of the `class` or `id` value whose `=` is at `eq` in `html` (nothing when the
+/// name before it is another): lower-cased, split at whitespace, `-` and `_`, digits removed,
+/// words of one letter dropped; their hashes go to `out`. `word` is scratch space.
+fn attribute_words(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64>) {
+    let Some((i, quote)) = class_value_at(html, eq) else {
+        return;
     };
     // The value: up to its quote (or, unquoted, whitespace or `>`), never past a `<`, at most
     // 1 KB.
@@ -205,30 +214,8 @@ mod tests {
             }
             word.clear();
         };
-        // The attribute name before `=` (spaces allowed around it), preceded by whitespace.
-        let mut end = eq;
-        while end > 0 && html[end - 1].is_ascii_whitespace() {
-            end -= 1;
-        }
-        let mut start = end;
-        while start > 0 && html[start - 1].is_ascii_alphanumeric() && end - start < 6 {
-            start -= 1;
-        }
-        let name = &html[start..end];
-        let named = name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id");
-        if !named || start == 0 || !html[start - 1].is_ascii_whitespace() {
+        let Some((mut i, quote)) = class_value_at(html, eq) else {
             return;
-        }
-        let mut i = eq + 1;
-        while i < html.len() && html[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let quote = match html.get(i) {
-            Some(&q @ (b'"' | b'\'')) => {
-                i += 1;
-                Some(q)
-            }
-            _ => None,
         };
         let value_end = (i + 1024).min(html.len());
         while i < value_end {
