@@ -160,7 +160,8 @@ pub fn evaluate_with_site(
                 .collect()
         });
         let mut m = SiteMemory::new(o.clone());
-        // Each pool page's template key: it is judged under the template it was counted in.
+        // Each pool page's host and template slot: it is judged under the template it was
+        // counted in.
         let mut counted_in = HashMap::new();
         for (e, b) in counted.iter().zip(&blocks) {
             if let Some((key, b)) = b {
@@ -178,7 +179,7 @@ pub fn evaluate_with_site(
                 // A page of the pool is in the counts: judge it by its template, without its
                 // own blocks. Another page is judged by the template its layout matches.
                 let site = memory.as_ref().and_then(|(m, counted_in)| {
-                    let lookup: Box<dyn SiteLookup + Sync> = match counted_in.get(e.id.as_str()) {
+                    let lookup: Box<dyn SiteLookup> = match counted_in.get(e.id.as_str()) {
                         Some((host, slot)) => {
                             let view = HostView::new(m.snapshot_counted(host, *slot), true);
                             Box::new(move |_: &[u64]| view.clone())

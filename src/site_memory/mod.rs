@@ -221,7 +221,7 @@ pub struct Counts {
 /// The block counts of one host's template.
 #[derive(Debug, Clone, Default)]
 pub struct HostMemory {
-    /// The sketch of the template's first page ([`template::sketch`]); None for a memory
+    /// The layout sketch of the template's first page ([`template::TagWords::sketch`]); None for a memory
     /// saved before templates (it takes the next page's).
     leader: Option<Vec<u64>>,
     pages: u32,
@@ -356,23 +356,33 @@ impl SiteMemory {
         self.hosts.len()
     }
 
-    /// The template of `host` a page with this sketch ([`template::sketch`]) belongs to, among
-    /// those in memory: `Ok(slot)` of the most alike at or above the threshold (or the most
-    /// alike of all when the host has [`MAX_TEMPLATES`] already), else `Err(free slot)`.
-    fn find_template(&self, host: &str, sketch: &[u64]) -> Result<usize, usize> {
+    /// The host's templates in memory, with their slots (at most [`MAX_TEMPLATES`] lookups,
+    /// one key buffer).
+    fn templates(&self, host: &str) -> Vec<(usize, &Arc<HostMemory>)> {
+        let mut key = String::with_capacity(host.len() + 2);
+        (0..MAX_TEMPLATES)
+            .filter_map(|k| {
+                key.clear();
+                template_key_into(host, k, &mut key);
+                self.hosts.get(key.as_str()).map(|t| (k, t))
+            })
+            .collect()
+    }
+
+    /// The template among `templates` (a host's, from [`templates`](Self::templates)) a page
+    /// with this sketch belongs to: `Ok(slot)` of the most alike at or above the threshold (or
+    /// the most alike of all when the host has [`MAX_TEMPLATES`] already), else `Err(free
+    /// slot)`.
+    fn choose(&self, templates: &[(usize, &Arc<HostMemory>)], sketch: &[u64]) -> Result<usize, usize> {
         let mut best: Option<(usize, f64)> = None;
-        let mut free = None;
-        for k in 0..MAX_TEMPLATES {
-            let Some(t) = self.hosts.get(&template_key(host, k)) else {
-                free = free.or(Some(k));
-                continue;
-            };
+        for &(k, t) in templates {
             // A memory saved before templates is one template that takes any page.
             let sim = t.leader.as_deref().map_or(1.0, |l| template::sketch_similarity(l, sketch));
             if best.is_none_or(|(_, b)| sim > b) {
                 best = Some((k, sim));
             }
         }
+        let free = (0..MAX_TEMPLATES).find(|k| !templates.iter().any(|(t, _)| t == k));
         match (best, free) {
             (Some((k, sim)), _) if sim >= self.options.template_similarity => Ok(k),
             (_, Some(free)) => Err(free),
@@ -381,12 +391,13 @@ impl SiteMemory {
         }
     }
 
-    /// Counts a page of `host` with this sketch ([`template::sketch`]) and these block
+    /// Counts a page of `host` with this layout sketch ([`template::TagWords::sketch`]) and these block
     /// hashes, under the template it joins or starts; returns that template's slot.
     pub fn observe(&mut self, host: &str, sketch: &[u64], hashes: &[u64]) -> usize {
         self.clock += 1;
-        let slot = self.find_template(host, sketch).unwrap_or_else(|free| free);
-        let key = template_key(host, slot);
+        let slot = self.choose(&self.templates(host), sketch).unwrap_or_else(|free| free);
+        let mut key = String::new();
+        template_key_into(host, slot, &mut key);
         if !self.hosts.contains_key(&key) && self.hosts.len() >= self.options.max_hosts.max(1) {
             self.forget_least_recent();
         }
@@ -402,31 +413,27 @@ impl SiteMemory {
     /// The host's templates as they are now, for a page not yet counted with this sketch (online
     /// runs: learn after extracting), to judge it by while the memory goes on.
     pub fn snapshot(&self, host: &str, sketch: &[u64]) -> HostSnapshot {
-        self.snapshot_of(host, self.find_template(host, sketch).ok())
+        let templates = self.templates(host);
+        let slot = self.choose(&templates, sketch).ok();
+        Self::snapshot_of(&templates, slot)
     }
 
     /// The host's templates, for a page already counted in template `slot` (two-pass runs:
     /// judge it with [`HostView::new`]`(_, true)`, its own blocks taken out).
     pub fn snapshot_counted(&self, host: &str, slot: usize) -> HostSnapshot {
-        self.snapshot_of(host, Some(slot))
+        Self::snapshot_of(&self.templates(host), Some(slot))
     }
 
-    fn snapshot_of(&self, host: &str, slot: Option<usize>) -> HostSnapshot {
-        let mut snapshot = HostSnapshot::default();
-        for k in 0..MAX_TEMPLATES {
-            if let Some(t) = self.hosts.get(&template_key(host, k)) {
-                if slot == Some(k) {
-                    snapshot.own = Some(snapshot.templates.len());
-                }
-                snapshot.templates.push(Arc::clone(t));
-            }
+    fn snapshot_of(templates: &[(usize, &Arc<HostMemory>)], slot: Option<usize>) -> HostSnapshot {
+        HostSnapshot {
+            own: templates.iter().position(|(k, _)| Some(*k) == slot),
+            templates: templates.iter().map(|(_, t)| Arc::clone(t)).collect(),
         }
-        snapshot
     }
 
     /// Pages counted for a host, over all its templates.
     pub fn pages(&self, host: &str) -> u32 {
-        (0..MAX_TEMPLATES).filter_map(|k| self.hosts.get(&template_key(host, k))).map(|t| t.pages).sum()
+        self.templates(host).iter().map(|(_, t)| t.pages).sum()
     }
 
     /// The memory as bytes (zstd-compressed), for a run's state: per host its name, page
@@ -526,10 +533,16 @@ const MAGIC_V1: &[u8] = b"APSITEMEM1";
 /// big9's sites fall into four to six each). Beyond it, a page joins the most alike.
 pub const MAX_TEMPLATES: usize = 8;
 
-/// The memory's key of template `k` of `host`: the host itself for the first (so a memory
-/// saved before templates reads as each host's first template), `host#k` after.
-fn template_key(host: &str, k: usize) -> String {
-    if k == 0 { host.to_string() } else { format!("{host}#{k}") }
+/// Writes the memory's key of template `k` of `host` into `key`: the host itself for the
+/// first (so a memory saved before templates reads as each host's first template), `host#k`
+/// after.
+fn template_key_into(host: &str, k: usize, key: &mut String) {
+    const { assert!(MAX_TEMPLATES <= 10, "one digit a slot") };
+    key.push_str(host);
+    if k > 0 {
+        key.push('#');
+        key.push(char::from(b'0' + k as u8));
+    }
 }
 
 /// Reads the fixed layout of [`SiteMemory::to_bytes`].

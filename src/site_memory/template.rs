@@ -147,10 +147,11 @@ fn attribute_words(html: &[u8], eq: usize, word: &mut Vec<u8>, out: &mut Vec<u64
     }
 }
 
-/// A page's sketch from its raw bytes: the [`SKETCH_WORDS`] smallest hashes of its
+/// A page's sketch from its raw bytes, for tests: the [`SKETCH_WORDS`] smallest hashes of its
 /// [`signature`] (site memory takes it from the start tags, [`TagWords`]; the two agree on
 /// pages whose scripts and text hold no `class=`).
-pub fn sketch(html: &[u8]) -> Vec<u64> {
+#[cfg(test)]
+pub(crate) fn sketch(html: &[u8]) -> Vec<u64> {
     let mut s = signature(html);
     s.truncate(SKETCH_WORDS);
     s

@@ -528,10 +528,10 @@ pub fn group_of(group_by: GroupBy, url: Option<&str>, site: Option<&str>, html: 
 /// Templates kept per host; later pages join the nearest one.
 const MAX_TEMPLATES_PER_HOST: usize = 256;
 
-pub use crate::site_memory::template::{jaccard, signature as template_signature};
+use crate::site_memory::template::{jaccard, signature};
 
 /// Streaming leader clustering of each host's pages into templates: a page joins the most
-/// similar template of its host (Jaccard of [`template_signature`]s, against the template's
+/// similar template of its host (Jaccard of [`signature`]s, against the template's
 /// first page) when the similarity reaches the threshold, else it starts a new one. One pass,
 /// memory bounded by the templates kept (at most 256 signatures of 2048 words per host).
 #[derive(Debug, Default)]
@@ -583,7 +583,7 @@ impl SourceGrouper {
         if self.by != GroupBy::HostTemplate {
             return base;
         }
-        let k = self.templates.assign(&base, template_signature(html));
+        let k = self.templates.assign(&base, signature(html));
         format!("{base}#{k}")
     }
 }
