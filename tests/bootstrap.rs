@@ -210,6 +210,14 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     let stderr = bootstrap_two_iterations(&[&pool], &model);
     assert!(stderr.contains("60 pages from 2 source(s)"), "{stderr}");
     assert!(stderr.contains("iteration 2:"), "{stderr}");
+    // The label-free check sees, on each source's held-out pages, the adapted spans drop the
+    // comment threads (their "Reply Report Share" and "hours ago" repeat across the site's
+    // pages) without losing article text, so the adapted model is kept.
+    for site in ["a.test", "b.test"] {
+        let line = stderr.lines().find(|l| l.starts_with(&format!("check {site}:"))).expect(&stderr);
+        assert!(line.ends_with(": gain shown"), "{line}");
+    }
+    assert!(stderr.contains("adapted model:"), "{stderr}");
 
     let (light_sup, light_ada) = (f1(None, &light), f1(Some(&model), &light));
     let (heavy_sup, heavy_ada) = (f1(None, &heavy), f1(Some(&model), &heavy));
@@ -257,6 +265,44 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--min-pages"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Self-training that shows no gain on a source's held-out pages is not kept: on pages the
+/// supervised model already gets right it changes nothing the check can credit, so the run
+/// keeps the supervised model and says which sources showed none; `--no-check` adapts anyway,
+/// as the paper does.
+#[test]
+fn self_training_without_a_gain_shown_keeps_the_supervised_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = dir.path().join("pool");
+    std::fs::create_dir(&pool).unwrap();
+    for site in ["a.test", "b.test"] {
+        for n in 0..15 {
+            std::fs::write(pool.join(format!("{}-{n:02}.html", &site[..1])), page(site, n, 0).0).unwrap();
+        }
+    }
+    let model = dir.path().join("kept.nbm");
+    let stderr = bootstrap_two_iterations(&[&pool], &model);
+    assert!(stderr.contains("self-training not kept (no gain shown on 2 of 2 source(s)"), "{stderr}");
+    assert!(stderr.contains("check a.test: 3 held-out page(s)"), "{stderr}");
+    assert!(std::fs::read(&model).unwrap() == article_pipeline::methods::nb::DEFAULT_MODEL, "model changed");
+
+    let adapted = dir.path().join("adapted.nbm");
+    let pool_arg = pool.to_str().unwrap();
+    let o = pipeline(&[
+        "bootstrap",
+        "--unlabeled",
+        pool_arg,
+        "--out",
+        adapted.to_str().unwrap(),
+        "--iterations",
+        "1",
+        "--no-check",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("adapted model:") && !stderr.contains("check "), "{stderr}");
+    assert!(std::fs::read(&adapted).unwrap() != article_pipeline::methods::nb::DEFAULT_MODEL);
 }
 
 /// The default bootstrap keeps the supervised model (self-training is off unless

@@ -65,6 +65,13 @@ pub struct BootstrapArgs {
     /// paper's stand-alone adapted model).
     #[arg(long, default_value_t = 0.0)]
     fallback: f64,
+    /// Adapt without the label-free check: by default one page in 5 of each source (at most 20)
+    /// is held out of self-training, and the adapted model is kept only if on every source's
+    /// held-out pages it keeps 95 % of the words the supervised model found that do not repeat
+    /// across the source's pages, and gains (drops repeated words or finds unrepeated ones).
+    /// With this flag every source is adapted, as in the paper.
+    #[arg(long)]
+    no_check: bool,
     /// Bias of the adapted model's scores (default: the base model's).
     #[arg(long, allow_hyphen_values = true)]
     bias: Option<f64>,
@@ -108,6 +115,7 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
             boost: args.boost,
             min_pages: args.min_pages,
             fallback: args.fallback,
+            check: !args.no_check,
             ..BootstrapOptions::default()
         },
         features,

@@ -61,6 +61,10 @@ pub struct BootstrapRun {
 pub struct BootstrapSummary {
     /// Inputs or pages that could not be read (each was logged with its name).
     pub failed: usize,
+    /// Was the adapted model written (else the supervised one)?
+    pub adapted: bool,
+    /// The label-free check of each adapted source ([`bootstrap::SourceCheck`]).
+    pub checks: Vec<bootstrap::SourceCheck>,
 }
 
 /// Errors that stop a bootstrap run; each names the file.
@@ -199,7 +203,7 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
              the supervised model {base_id} is kept -> {}",
             r.out.display()
         ));
-        return Ok(BootstrapSummary { failed });
+        return Ok(BootstrapSummary { failed, ..BootstrapSummary::default() });
     }
     let cache = bootstrap::build_cache(pages, base.header.features, opts.min_pages, &cache_path).inspect_err(|_| {
         let _ = std::fs::remove_file(&cache_path);
@@ -251,7 +255,37 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         say(&line);
     });
     let _ = std::fs::remove_file(&cache_path);
-    let (model, _) = result?;
+    let outcome = result?;
+    for c in &outcome.checks {
+        say(&format!("check {c}"));
+    }
+    let failing: Vec<&str> = outcome.checks.iter().filter(|c| !c.passed()).map(|c| c.source.as_str()).collect();
+    if opts.check && (outcome.checks.is_empty() || !failing.is_empty()) {
+        // One model serves every source: where self-training cannot show a gain on a
+        // source's held-out pages, the supervised model is kept, for all of them.
+        let bytes = match &r.model {
+            Some(p) => std::fs::read(p).map_err(|source| BootstrapRunError::Io { path: p.clone(), source })?,
+            None => DEFAULT_MODEL.to_vec(),
+        };
+        std::fs::write(&r.out, bytes).map_err(|source| BootstrapRunError::Io { path: r.out.clone(), source })?;
+        let why = if failing.is_empty() {
+            "no source had held-out pages".to_string()
+        } else {
+            let more = if failing.len() > 20 { " …" } else { "" };
+            format!(
+                "no gain shown on {} of {} source(s): {}{more}",
+                failing.len(),
+                outcome.checks.len(),
+                failing[..failing.len().min(20)].join(", ")
+            )
+        };
+        say(&format!(
+            "self-training not kept ({why}; --no-check keeps it anyway): the supervised model {base_id} is kept -> {}",
+            r.out.display()
+        ));
+        return Ok(BootstrapSummary { failed, adapted: false, checks: outcome.checks });
+    }
+    let model = outcome.model;
     std::fs::write(&r.out, model.to_bytes()).map_err(|source| BootstrapRunError::Io { path: r.out.clone(), source })?;
     say(&format!(
         "adapted model: {} features, {} importance weights -> {}",
@@ -259,7 +293,7 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         model.header.bootstrap.as_ref().map_or(0, |b| b.importance_entries),
         r.out.display()
     ));
-    Ok(BootstrapSummary { failed })
+    Ok(BootstrapSummary { failed, adapted: true, checks: outcome.checks })
 }
 
 /// Writes the pool's site memory, if counted, where the run says.
