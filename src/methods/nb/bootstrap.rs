@@ -267,8 +267,11 @@ fn predict(model: &NbModel, tokens: &[TokenFeatures], probs: &mut Vec<f64>) -> O
 /// One page in [`CHECK_EVERY`] of each source, at most [`CHECK_PAGES`] a source, is held out
 /// of L for the check.
 pub const CHECK_EVERY: usize = 5;
-/// Held-out pages of one source, at most (they bound the check's memory).
+/// Held-out pages of one source, at most.
 pub const CHECK_PAGES: usize = 20;
+/// Held-out pages of the whole pool, at most: the check keeps their trigrams in memory (about
+/// 1,000 a page). Sources past it have none, and show no gain.
+pub const CHECK_PAGES_TOTAL: usize = 4000;
 /// A word whose trigram is on at least this share of its source's pages (and on two) is the
 /// site's, not an article's: site memory's default share ([`crate::site_memory`]).
 pub const REPEATED_SHARE: f64 = 0.3;
@@ -322,7 +325,8 @@ impl std::fmt::Display for SourceCheck {
         write!(
             f,
             "{}: {} held-out page(s); the adapted spans drop {} words of the site and add {}, \
-             find {} words of article text and lose {} ({:.1} % of the supervised spans' kept): {}",
+             find {} words of article text and lose {} ({:.1} % of the supervised spans' unrepeated words \
+             kept): {}",
             self.source,
             self.pages,
             self.dropped_site,
@@ -349,18 +353,23 @@ impl Stretch {
 }
 
 /// Which pages are held out of L for the check: one in [`CHECK_EVERY`] of each eligible
-/// source, at most [`CHECK_PAGES`] a source.
+/// source, at most [`CHECK_PAGES`] a source and [`CHECK_PAGES_TOTAL`] in all.
 fn held_out_pages(cache: &PoolCache, eligible: &[bool]) -> Vec<bool> {
     let mut seen = vec![0usize; cache.group_names.len()];
     let mut held = vec![0usize; cache.group_names.len()];
+    let mut total = 0;
     cache
         .groups
         .iter()
         .map(|&g| {
             let g = g as usize;
             seen[g] += 1;
-            let out = eligible[g] && seen[g].is_multiple_of(CHECK_EVERY) && held[g] < CHECK_PAGES;
+            let out = eligible[g]
+                && seen[g].is_multiple_of(CHECK_EVERY)
+                && held[g] < CHECK_PAGES
+                && total < CHECK_PAGES_TOTAL;
             held[g] += usize::from(out);
+            total += usize::from(out);
             out
         })
         .collect()
@@ -386,8 +395,8 @@ fn source_key(group: u32, trigram: u64) -> u64 {
 
 /// The label-free check ([`SourceCheck`]) of every eligible source on its held-out pages:
 /// three passes over the cache (the held-out pages' trigrams; on how many of its source's
-/// pages each is; the two models' spans on the held-out pages). Memory: the trigrams of at
-/// most [`CHECK_PAGES`] pages a source.
+/// pages each is; the two models' spans on the held-out pages). Memory: the trigrams of the
+/// held-out pages, at most [`CHECK_PAGES_TOTAL`].
 pub fn check_sources(
     cache: &PoolCache,
     supervised: &NbModel,
@@ -474,7 +483,8 @@ pub fn check_sources(
         }
         close(c, open);
     })?;
-    Ok(checks.into_iter().filter(|c| c.pages > 0).collect())
+    // Every eligible source is reported; one without held-out pages shows no gain.
+    Ok(checks.into_iter().zip(eligible).filter(|(_, e)| **e).map(|(c, _)| c).collect())
 }
 
 /// What a bootstrap produced.
@@ -677,6 +687,17 @@ mod tests {
         let per = |g: u32| (0..held.len()).filter(|&i| held[i] && cache.groups[i] == g).count();
         assert_eq!((per(0), per(1), per(2)), (4, 4, 0));
         assert!(!held[0] && held[8], "the 5th page of source a (index 8) is the first held out");
+        // 300 sources of 100 pages: 20 held out of each until 4,000 in all.
+        let many = PoolCache {
+            groups: (0..30_000).map(|i| (i % 300) as u32).collect(),
+            group_names: (0..300).map(|g| g.to_string()).collect(),
+            ..cache
+        };
+        let held = held_out_pages(&many, &[true; 300]);
+        assert_eq!(held.iter().filter(|h| **h).count(), CHECK_PAGES_TOTAL);
+        let one = PoolCache { groups: vec![0; 200], group_names: vec!["a".into()], ..many };
+        let held = held_out_pages(&one, &[true]);
+        assert_eq!(held.iter().filter(|h| **h).count(), CHECK_PAGES, "40 would be one in five");
     }
 
     #[test]
