@@ -193,11 +193,7 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         let failed = failed.get();
         say(&format!("pool: {n} pages read in {:.1} s ({failed} unreadable or unparsable)", t.elapsed().as_secs_f64()));
         write_site_memory(r, memory.borrow().as_ref(), &say)?;
-        let bytes = match &r.model {
-            Some(p) => std::fs::read(p).map_err(|source| BootstrapRunError::Io { path: p.clone(), source })?,
-            None => DEFAULT_MODEL.to_vec(),
-        };
-        std::fs::write(&r.out, bytes).map_err(|source| BootstrapRunError::Io { path: r.out.clone(), source })?;
+        write_supervised(r)?;
         say(&format!(
             "self-training off (--iterations 0, the default: on big9 and dragnet it lowers F1, models/README.md): \
              the supervised model {base_id} is kept -> {}",
@@ -263,11 +259,7 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
     if opts.check && (outcome.checks.is_empty() || !failing.is_empty()) {
         // One model serves every source: where self-training cannot show a gain on a
         // source's held-out pages, the supervised model is kept, for all of them.
-        let bytes = match &r.model {
-            Some(p) => std::fs::read(p).map_err(|source| BootstrapRunError::Io { path: p.clone(), source })?,
-            None => DEFAULT_MODEL.to_vec(),
-        };
-        std::fs::write(&r.out, bytes).map_err(|source| BootstrapRunError::Io { path: r.out.clone(), source })?;
+        write_supervised(r)?;
         let why = if failing.is_empty() {
             "no source had held-out pages".to_string()
         } else {
@@ -294,6 +286,15 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         r.out.display()
     ));
     Ok(BootstrapSummary { failed, adapted: true, checks: outcome.checks })
+}
+
+/// Writes the supervised model, unchanged, to `out`.
+fn write_supervised(r: &BootstrapRun) -> Result<(), BootstrapRunError> {
+    let bytes = match &r.model {
+        Some(p) => std::fs::read(p).map_err(|source| BootstrapRunError::Io { path: p.clone(), source })?,
+        None => DEFAULT_MODEL.to_vec(),
+    };
+    std::fs::write(&r.out, bytes).map_err(|source| BootstrapRunError::Io { path: r.out.clone(), source })
 }
 
 /// Writes the pool's site memory, if counted, where the run says.
