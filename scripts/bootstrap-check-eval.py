@@ -12,7 +12,6 @@ Rows:
 - held-out years: each site-year scored, the pool = the site's other three years.
 """
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -20,17 +19,8 @@ import sys
 import tempfile
 
 
-def read_manifest(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def write_manifest(rows, base, path):
-    with open(path, "w") as f:
-        for r in rows:
-            r = dict(r)
-            r["html"] = os.path.abspath(os.path.join(base, r["html"]))
-            f.write(json.dumps(r) + "\n")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from manifests import read_manifest, write_manifest  # noqa: E402
 
 
 F1 = re.compile(r"eval: pooled F1 ([0-9.]+)")

@@ -21,17 +21,8 @@ import tempfile
 from urllib.parse import urlparse
 
 
-def read_manifest(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def write_manifest(rows, base, path):
-    with open(path, "w") as f:
-        for r in rows:
-            r = dict(r)
-            r["html"] = os.path.abspath(os.path.join(base, r["html"]))
-            f.write(json.dumps(r) + "\n")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from manifests import read_manifest, write_manifest  # noqa: E402
 
 
 def pooled(pages):
