@@ -230,6 +230,36 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     // ... and keeps the others right.
     assert!(light_ada >= light_sup - 0.02, "bootstrap hurt: {light_sup:.3} -> {light_ada:.3}");
 
+    // The adapted model records the pool's layouts: a page of a layout it never saw (a
+    // redesign: every id/class name new) is scored by the supervised model, as if unadapted.
+    let (html, _) = page("a.test", 99, 8);
+    let mut redesign = html.clone();
+    for (old, new) in [
+        ("nav", "header-menu-v2"),
+        ("main", "layout-wrapper-v2"),
+        ("c", "comment-item-v2"),
+        ("who", "author-v2"),
+        ("when", "time-v2"),
+        ("act", "actions-v2"),
+        ("rail", "sidebar-v2"),
+        ("foot", "page-footer-v2"),
+    ] {
+        redesign = redesign.replace(&format!("class=\"{old}\""), &format!("class=\"{new}\""));
+    }
+    let text = |html: &str, model: Option<&Path>| {
+        let path = dir.path().join("one.html");
+        std::fs::write(&path, html).unwrap();
+        let mut args = vec!["extract".to_string(), path.display().to_string()];
+        if let Some(m) = model {
+            args.extend(["--model".to_string(), m.display().to_string()]);
+        }
+        let o = pipeline(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_ne!(text(&html, Some(&model)), text(&html, None), "a page of the pool's layout is adapted");
+    assert_eq!(text(&redesign, Some(&model)), text(&redesign, None), "a new layout gets the supervised model");
+
     // The same pool as two WARC files (one per site, hosts from the record URLs) gives the
     // same adapted model, byte for byte.
     let mut warcs = Vec::new();

@@ -18,9 +18,11 @@ use std::time::Instant;
 
 use crate::features::{FeatureSet, FeatureStream, FeatureType, TokenFeatures};
 use crate::html::normalize::{HashKeyed, Normalizer};
-use crate::html::{TokenizerOptions, tokenize};
+use crate::html::{TokenKind, TokenizerOptions, tokenize};
+use crate::methods::nb::guard::SAME_TEMPLATE;
 use crate::methods::nb::model::{BootstrapInfo, NbCounts, NbModel, NbParams, TrainingSummary, sigmoid};
 use crate::scoring::max_subsequence::MaxSubsequence;
+use crate::site_memory::template::{TagWords, sketch_similarity};
 
 /// The paper's parameters (§7.5): w = 10, d = 64, c = 24, 60 % of each source in L.
 #[derive(Debug, Clone)]
@@ -146,7 +148,16 @@ pub struct PoolCache {
     pub groups: Vec<u32>,
     pub group_names: Vec<String>,
     pub skipped: usize,
+    /// The layouts of each source's pages: (source, layout sketch) of each template (leader
+    /// clustering as site memory's, at most [`TEMPLATES_PER_SOURCE`] a source and
+    /// [`TEMPLATES_TOTAL`] in all). The adapted model records those of the adapted sources.
+    pub templates: Vec<(u32, Vec<u64>)>,
 }
+
+/// Layouts recorded per source, at most (site memory's `MAX_TEMPLATES`).
+pub const TEMPLATES_PER_SOURCE: usize = 8;
+/// Layouts recorded in all, at most (512 bytes each in the model's header).
+pub const TEMPLATES_TOTAL: usize = 4096;
 
 /// Tokenises each page once with `features` and writes the feature keys to `path` (zstd).
 /// Sources with fewer than `min_pages` pages are left out. Returns the cache.
@@ -166,6 +177,7 @@ pub fn build_cache(
     let mut skipped = 0;
     let mut norm = Normalizer::default();
     let mut buf: Vec<u8> = Vec::new();
+    let mut templates: Vec<(u32, Vec<u64>)> = Vec::new();
     for p in pages {
         let Ok(s) = tokenize(&p.html, TokenizerOptions::default()) else {
             skipped += 1;
@@ -175,6 +187,18 @@ pub fn build_cache(
             names.push(p.group.clone());
             names.len() as u32 - 1
         });
+        let mut words = TagWords::default();
+        for t in s.sink.iter().filter(|t| t.kind == TokenKind::StartTag) {
+            words.tag(t.raw(&s.page).as_bytes());
+        }
+        let sketch = words.sketch();
+        let mine = templates.iter().filter(|(o, _)| *o == g);
+        if templates.len() < TEMPLATES_TOTAL
+            && mine.clone().count() < TEMPLATES_PER_SOURCE
+            && !mine.clone().any(|(_, t)| sketch_similarity(t, &sketch) >= SAME_TEMPLATE)
+        {
+            templates.push((g, sketch));
+        }
         buf.clear();
         let mut n = 0u32;
         let mut fs = FeatureStream::new(features);
@@ -208,7 +232,7 @@ pub fn build_cache(
             counts.iter().max().copied().unwrap_or(0)
         )));
     }
-    Ok(PoolCache { path: path.to_path_buf(), groups, group_names: names, skipped })
+    Ok(PoolCache { path: path.to_path_buf(), groups, group_names: names, skipped, templates })
 }
 
 impl PoolCache {
@@ -572,6 +596,11 @@ pub fn bootstrap(
         on_iteration(&log, &model);
         logs.push(log);
     }
+    // The adapted sources' layouts guard the model: other pages get the base model.
+    if let Some(info) = model.header.bootstrap.as_mut() {
+        info.templates =
+            cache.templates.iter().filter(|(g, _)| eligible[*g as usize]).map(|(_, t)| t.clone()).collect();
+    }
     let checks = if opts.check { check_sources(cache, base, &model, &held_out, &eligible)? } else { Vec::new() };
     Ok(BootstrapOutcome { model, logs, checks })
 }
@@ -643,6 +672,7 @@ fn retrain(
         pool_pages: cache.groups.len(),
         sources: cache.group_names.len(),
         importance_entries: 0,
+        templates: Vec::new(),
     };
     Ok(model.with_importance(&weights, info))
 }
@@ -681,6 +711,7 @@ mod tests {
             groups: (0..40).map(|i| (i % 2) as u32).chain(std::iter::repeat_n(2, 3)).collect(),
             group_names: vec!["a".into(), "b".into(), "small".into()],
             skipped: 0,
+            templates: Vec::new(),
         };
         let eligible = cache.eligible(10);
         let held = held_out_pages(&cache, &eligible);

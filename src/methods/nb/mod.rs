@@ -3,6 +3,7 @@
 //! their gold text, §5.1) and [`bootstrap`] (self-training on unlabelled pages, §6.2.4).
 
 pub mod bootstrap;
+pub mod guard;
 pub mod model;
 pub mod train;
 
@@ -16,10 +17,17 @@ use model::{NbModel, NbScorer};
 /// the binary.
 pub static DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/default.nbm");
 
-/// The scorer of §3: the built-in model, or a model file.
+/// The scorer of §3: the built-in model, or a model file. An adapted model that records its
+/// pool's layouts is guarded by them ([`guard`]): its base model scores the other pages.
 pub(super) fn load(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
     let (m, stem) = read(model)?;
-    Ok(Box::new(NbScorer::new(m, stem)))
+    let templates = m.header.bootstrap.as_ref().map(|b| b.templates.clone()).unwrap_or_default();
+    if templates.is_empty() {
+        return Ok(Box::new(NbScorer::new(m, stem)));
+    }
+    let base_id = m.header.bootstrap.as_ref().map(|b| b.base_model.clone()).unwrap_or_default();
+    let (base, base_stem) = read((base_id != "default").then_some(Path::new(&base_id)))?;
+    Ok(Box::new(guard::GuardedScorer::new(NbScorer::new(m, stem), NbScorer::new(base, base_stem), templates)))
 }
 
 /// The built-in model (named `default`), or a model file (named by its stem).
