@@ -26,7 +26,9 @@
 //!   share.
 //! - [`methods`]: one folder per extraction method (`nb`, `simple`, `largest_block`, `blocks`
 //!   for CRF / MEMM / MaxEnt, `svm`, `mbl`, `pso`), each with its features, model, training
-//!   and scorer, and [`methods::METHODS`], the one table that registers them.
+//!   and scorer, and [`methods::METHODS`], the one table that registers them. `nb` also holds
+//!   the bootstrap (self-training with its label-free check) and [`methods::nb::guard`], which
+//!   scores pages of layouts an adapted model never saw with its base model.
 //! - [`extract`]: the synchronous, I/O-free [`extract::Extractor`] wiring a scorer to the
 //!   maximum subsequence and turning the chosen span into clean text (HR constraint, cleaning
 //!   rules, paragraph layout); every knob is a field of [`extract::ExtractOptions`].
