@@ -335,6 +335,42 @@ fn self_training_without_a_gain_shown_keeps_the_supervised_model() {
     assert!(std::fs::read(&adapted).unwrap() != article_pipeline::methods::nb::DEFAULT_MODEL);
 }
 
+/// A guarded adapted model needs its base model: adapted from a `--model` file that is gone
+/// later, it is refused with an error naming both files (usage error, exit 2).
+#[test]
+fn an_adapted_model_whose_base_model_is_gone_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = dir.path().join("pool");
+    std::fs::create_dir(&pool).unwrap();
+    for n in 0..12 {
+        std::fs::write(pool.join(format!("a-{n:02}.html")), page("a.test", n, 0).0).unwrap();
+    }
+    let base = dir.path().join("base.nbm");
+    std::fs::write(&base, article_pipeline::methods::nb::DEFAULT_MODEL).unwrap();
+    let adapted = dir.path().join("adapted.nbm");
+    let o = pipeline(&[
+        "bootstrap",
+        "--unlabeled",
+        pool.to_str().unwrap(),
+        "--model",
+        base.to_str().unwrap(),
+        "--out",
+        adapted.to_str().unwrap(),
+        "--iterations",
+        "1",
+        "--no-check",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let one = pool.join("a-00.html");
+    let extract = || pipeline(&["extract", one.to_str().unwrap(), "--model", adapted.to_str().unwrap()]);
+    assert!(extract().status.success(), "{}", String::from_utf8_lossy(&extract().stderr));
+    std::fs::remove_file(&base).unwrap();
+    let o = extract();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("adapted.nbm") && stderr.contains("base model") && stderr.contains("base.nbm"), "{stderr}");
+}
+
 /// The default bootstrap keeps the supervised model (self-training is off unless
 /// `--iterations N`) and writes the pool's site memory, which a crawl run then starts from:
 /// its first pages are judged by the site's furniture already.

@@ -57,6 +57,13 @@ pub enum ScorerError {
     ModelRequired(String),
     #[error("model `{path}` was trained by `{learner}`, not for scorer `{scorer}`")]
     WrongLearner { path: PathBuf, learner: String, scorer: String },
+    #[error("adapted model `{path}` scores pages of other layouts with its base model `{base}`: {source}")]
+    BaseModel {
+        path: PathBuf,
+        base: String,
+        #[source]
+        source: Box<ScorerError>,
+    },
 }
 
 /// Whether a method reads a model file.

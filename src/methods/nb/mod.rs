@@ -26,7 +26,10 @@ pub(super) fn load(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scor
         return Ok(Box::new(NbScorer::new(m, stem)));
     }
     let base_id = m.header.bootstrap.as_ref().map(|b| b.base_model.clone()).unwrap_or_default();
-    let (base, base_stem) = read((base_id != "default").then_some(Path::new(&base_id)))?;
+    let (base, base_stem) = read((base_id != "default").then_some(Path::new(&base_id))).map_err(|e| {
+        let path = model.map_or_else(|| "<built-in default.nbm>".into(), Path::to_path_buf);
+        ScorerError::BaseModel { path, base: base_id.clone(), source: Box::new(e) }
+    })?;
     Ok(Box::new(guard::GuardedScorer::new(NbScorer::new(m, stem), NbScorer::new(base, base_stem), templates)))
 }
 
