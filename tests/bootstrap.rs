@@ -185,6 +185,18 @@ fn bootstrap_two_iterations(inputs: &[&Path], out: &Path) -> String {
     stderr
 }
 
+/// `pipeline bootstrap` with one iteration and `--no-check` (the paper's adaptation) over
+/// `pool`, writing `out`, with `extra` flags; returns its log.
+fn adapt_without_check(pool: &Path, out: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["bootstrap", "--unlabeled", pool.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend(["--iterations", "1", "--no-check"]);
+    args.extend(extra);
+    let o = pipeline(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    stderr
+}
+
 #[test]
 fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     let dir = tempfile::tempdir().unwrap();
@@ -318,19 +330,7 @@ fn self_training_without_a_gain_shown_keeps_the_supervised_model() {
     assert!(std::fs::read(&model).unwrap() == article_pipeline::methods::nb::DEFAULT_MODEL, "model changed");
 
     let adapted = dir.path().join("adapted.nbm");
-    let pool_arg = pool.to_str().unwrap();
-    let o = pipeline(&[
-        "bootstrap",
-        "--unlabeled",
-        pool_arg,
-        "--out",
-        adapted.to_str().unwrap(),
-        "--iterations",
-        "1",
-        "--no-check",
-    ]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
+    let stderr = adapt_without_check(&pool, &adapted, &[]);
     assert!(stderr.contains("adapted model:") && !stderr.contains("check "), "{stderr}");
     assert!(std::fs::read(&adapted).unwrap() != article_pipeline::methods::nb::DEFAULT_MODEL);
 }
@@ -348,19 +348,7 @@ fn an_adapted_model_whose_base_model_is_gone_is_refused_by_name() {
     let base = dir.path().join("base.nbm");
     std::fs::write(&base, article_pipeline::methods::nb::DEFAULT_MODEL).unwrap();
     let adapted = dir.path().join("adapted.nbm");
-    let o = pipeline(&[
-        "bootstrap",
-        "--unlabeled",
-        pool.to_str().unwrap(),
-        "--model",
-        base.to_str().unwrap(),
-        "--out",
-        adapted.to_str().unwrap(),
-        "--iterations",
-        "1",
-        "--no-check",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    adapt_without_check(&pool, &adapted, &["--model", base.to_str().unwrap()]);
     let one = pool.join("a-00.html");
     let extract = || pipeline(&["extract", one.to_str().unwrap(), "--model", adapted.to_str().unwrap()]);
     assert!(extract().status.success(), "{}", String::from_utf8_lossy(&extract().stderr));

@@ -7,6 +7,8 @@
 //! ([`super::SiteMemory`]) and the bootstrap's source grouping (`--group-by host-template`)
 //! both split a host this way.
 
+use crate::html::{Token, TokenKind};
+
 /// Hashed id/class words kept per page signature (bounds the work per page).
 pub const MAX_SIGNATURE_WORDS: usize = 2048;
 /// Bytes of a page scanned for its signature.
@@ -83,6 +85,16 @@ impl TagWords {
         s.truncate(SKETCH_WORDS);
         s
     }
+}
+
+/// The layout sketch of a tokenised page ([`TagWords`] over its start tags), for callers
+/// that have the page's tokens but no block pass of their own.
+pub fn page_sketch(page: &str, tokens: &[Token]) -> Vec<u64> {
+    let mut words = TagWords::default();
+    for t in tokens.iter().filter(|t| t.kind == TokenKind::StartTag) {
+        words.tag(t.raw(page).as_bytes());
+    }
+    words.sketch()
 }
 
 /// Where the value of the `class` or `id` attribute whose `=` is at `eq` starts, and its

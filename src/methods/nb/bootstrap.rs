@@ -18,11 +18,11 @@ use std::time::Instant;
 
 use crate::features::{FeatureSet, FeatureStream, FeatureType, TokenFeatures};
 use crate::html::normalize::{HashKeyed, Normalizer};
-use crate::html::{TokenKind, TokenizerOptions, tokenize};
+use crate::html::{TokenizerOptions, tokenize};
 use crate::methods::nb::guard::SAME_TEMPLATE;
 use crate::methods::nb::model::{BootstrapInfo, NbCounts, NbModel, NbParams, TrainingSummary, sigmoid};
 use crate::scoring::max_subsequence::MaxSubsequence;
-use crate::site_memory::template::{TagWords, sketch_similarity};
+use crate::site_memory::template::{page_sketch, sketch_similarity};
 
 /// The paper's parameters (§7.5): w = 10, d = 64, c = 24, 60 % of each source in L.
 #[derive(Debug, Clone)]
@@ -156,7 +156,7 @@ pub struct PoolCache {
 
 /// Layouts recorded per source, at most (site memory's `MAX_TEMPLATES`).
 pub const TEMPLATES_PER_SOURCE: usize = 8;
-/// Layouts recorded in all, at most (512 bytes each in the model's header).
+/// Layouts recorded in all, at most (about 1.3 KB of JSON each in the model's header).
 pub const TEMPLATES_TOTAL: usize = 4096;
 
 /// Tokenises each page once with `features` and writes the feature keys to `path` (zstd).
@@ -187,11 +187,7 @@ pub fn build_cache(
             names.push(p.group.clone());
             names.len() as u32 - 1
         });
-        let mut words = TagWords::default();
-        for t in s.sink.iter().filter(|t| t.kind == TokenKind::StartTag) {
-            words.tag(t.raw(&s.page).as_bytes());
-        }
-        let sketch = words.sketch();
+        let sketch = page_sketch(&s.page, &s.sink);
         let mine = templates.iter().filter(|(o, _)| *o == g);
         if templates.len() < TEMPLATES_TOTAL
             && mine.clone().count() < TEMPLATES_PER_SOURCE
@@ -293,8 +289,8 @@ fn predict(model: &NbModel, tokens: &[TokenFeatures], probs: &mut Vec<f64>) -> O
 pub const CHECK_EVERY: usize = 5;
 /// Held-out pages of one source, at most.
 pub const CHECK_PAGES: usize = 20;
-/// Held-out pages of the whole pool, at most: the check keeps their trigrams in memory (about
-/// 1,000 a page). Sources past it have none, and show no gain.
+/// Held-out pages of the whole pool, at most: the check keeps their trigrams in memory. Sources
+/// past it have none, and show no gain.
 pub const CHECK_PAGES_TOTAL: usize = 4000;
 /// A word whose trigram is on at least this share of its source's pages (and on two) is the
 /// site's, not an article's: site memory's default share ([`crate::site_memory`]).
@@ -335,7 +331,7 @@ pub struct SourceCheck {
 impl SourceCheck {
     /// Share of the supervised spans' unrepeated words the adapted spans do not lose.
     pub fn kept(&self) -> f64 {
-        if self.unique == 0 { 1.0 } else { 1.0 - self.lost.min(self.unique) as f64 / self.unique as f64 }
+        if self.unique == 0 { 1.0 } else { 1.0 - self.lost as f64 / self.unique as f64 }
     }
 
     /// Does the adapted model show a gain on this source without losing its articles?
@@ -399,15 +395,17 @@ fn held_out_pages(cache: &PoolCache, eligible: &[bool]) -> Vec<bool> {
         .collect()
 }
 
+/// A word token's trigram key (None for tags, or when the features hold no trigram).
+fn word_trigram(t: &TokenFeatures) -> Option<u64> {
+    let tri = FeatureType::Trigram as u8;
+    let slot = (0..t.len as usize).find(|&s| t.types[s] == tri).filter(|_| !t.tag)?;
+    Some(t.keys[slot])
+}
+
 /// The distinct trigram keys of a page's word tokens, sorted.
 fn word_trigrams(tokens: &[TokenFeatures], out: &mut Vec<u64>) {
     out.clear();
-    let tri = FeatureType::Trigram as u8;
-    for t in tokens.iter().filter(|t| !t.tag) {
-        if let Some(s) = (0..t.len as usize).find(|&s| t.types[s] == tri) {
-            out.push(t.keys[s]);
-        }
-    }
+    out.extend(tokens.iter().filter_map(word_trigram));
     out.sort_unstable();
     out.dedup();
 }
@@ -489,10 +487,8 @@ pub fn check_sources(
                 (false, false) => c.found += st.unique,
             }
         };
-        let tri = FeatureType::Trigram as u8;
-        for (x, t) in tokens.iter().enumerate().filter(|(_, t)| !t.tag) {
-            let Some(slot) = (0..t.len as usize).find(|&s| t.types[s] == tri) else { continue };
-            let repeated = counts.get(&source_key(g, t.keys[slot])).is_some_and(|&n| n >= floor);
+        for (x, key) in tokens.iter().enumerate().filter_map(|(x, t)| Some((x, word_trigram(t)?))) {
+            let repeated = counts.get(&source_key(g, key)).is_some_and(|&n| n >= floor);
             let (in_s, in_a) = (inside(s, x), inside(a, x));
             c.unique += usize::from(in_s && !repeated);
             let side = (in_s != in_a).then_some(in_s);

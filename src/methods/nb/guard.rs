@@ -109,11 +109,7 @@ mod tests {
     /// The layout sketch of a page, as the guard reads it.
     fn sketch(html: &str) -> Vec<u64> {
         let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
-        let mut w = TagWords::default();
-        for t in s.sink.iter().filter(|t| t.kind == TokenKind::StartTag) {
-            w.tag(t.raw(&s.page).as_bytes());
-        }
-        w.sketch()
+        crate::site_memory::template::page_sketch(&s.page, &s.sink)
     }
 
     fn scores(scorer: &dyn Scorer, html: &str) -> Vec<f64> {
@@ -142,6 +138,5 @@ mod tests {
         assert!(guard.knows(&sketch(old)) && !guard.knows(&sketch(new)));
         assert_eq!(scores(&guard, old), scores(&guard.adapted, old));
         assert_eq!(scores(&guard, new), scores(&guard.base, new));
-        assert_eq!(scores(&guard, new).len(), scores(&guard.base, new).len(), "one score a token");
     }
 }

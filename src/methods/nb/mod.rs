@@ -21,11 +21,10 @@ pub static DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/default.nbm");
 /// pool's layouts is guarded by them ([`guard`]): its base model scores the other pages.
 pub(super) fn load(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
     let (m, stem) = read(model)?;
-    let templates = m.header.bootstrap.as_ref().map(|b| b.templates.clone()).unwrap_or_default();
-    if templates.is_empty() {
+    let Some(info) = m.header.bootstrap.as_ref().filter(|b| !b.templates.is_empty()) else {
         return Ok(Box::new(NbScorer::new(m, stem)));
-    }
-    let base_id = m.header.bootstrap.as_ref().map(|b| b.base_model.clone()).unwrap_or_default();
+    };
+    let (templates, base_id) = (info.templates.clone(), info.base_model.clone());
     let (base, base_stem) = read((base_id != "default").then_some(Path::new(&base_id))).map_err(|e| {
         let path = model.map_or_else(|| "<built-in default.nbm>".into(), Path::to_path_buf);
         ScorerError::BaseModel { path, base: base_id.clone(), source: Box::new(e) }
