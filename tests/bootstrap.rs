@@ -174,11 +174,13 @@ fn pack(dir: &Path, site: &str, files: &[String]) -> std::path::PathBuf {
     warc
 }
 
-/// `pipeline bootstrap` with two iterations over `inputs`, writing `out`; returns its log.
-fn bootstrap_two_iterations(inputs: &[&Path], out: &Path) -> String {
+/// `pipeline bootstrap` with two iterations over `inputs`, writing `out`, with `extra` flags;
+/// returns its log.
+fn bootstrap_two_iterations(inputs: &[&Path], out: &Path, extra: &[&str]) -> String {
     let mut args = vec!["bootstrap", "--unlabeled"];
     args.extend(inputs.iter().map(|p| p.to_str().unwrap()));
     args.extend(["--out", out.to_str().unwrap(), "--iterations", "2", "--min-pages", "10"]);
+    args.extend(extra);
     let o = pipeline(&args);
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{stderr}");
@@ -219,7 +221,7 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
         }
     }
     let model = dir.path().join("adapted.nbm");
-    let stderr = bootstrap_two_iterations(&[&pool], &model);
+    let stderr = bootstrap_two_iterations(&[&pool], &model, &[]);
     assert!(stderr.contains("60 pages from 2 source(s)"), "{stderr}");
     assert!(stderr.contains("iteration 2:"), "{stderr}");
     // The label-free check sees, on each source's held-out pages, the adapted spans drop the
@@ -285,10 +287,42 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
         files.sort();
         warcs.push(pack(dir.path(), site, &files));
     }
+    // `--eval-manifest` scores each iteration's model as it will be read, guarded: the
+    // redesigned pages (host redesign.test) keep the supervised score, while the long-comment
+    // pages of the pool's layout (host a.test) gain.
+    let eval_dir = dir.path().join("eval");
+    std::fs::create_dir(&eval_dir).unwrap();
+    let mut lines = String::new();
+    for n in 100..104 {
+        let (html, gold) = page("a.test", n, 8);
+        let mut moved = html.clone();
+        for (old, new) in [("nav", "header-menu-v2"), ("main", "layout-wrapper-v2"), ("c", "comment-item-v2")] {
+            moved = moved.replace(&format!("class=\"{old}\""), &format!("class=\"{new}\""));
+        }
+        for (host, html) in [("a.test", &html), ("redesign.test", &moved)] {
+            let file = format!("{host}-{n}.html");
+            std::fs::write(eval_dir.join(&file), html).unwrap();
+            let url = format!("https://{host}/story/{n}");
+            let line =
+                serde_json::json!({"id": file, "split": "dev", "html": file, "url": url, "gold": {"text": gold}});
+            lines.push_str(&format!("{line}\n"));
+        }
+    }
+    let manifest = eval_dir.join("manifest.jsonl");
+    std::fs::write(&manifest, lines).unwrap();
     let from_warc = dir.path().join("adapted-warc.nbm");
-    let stderr = bootstrap_two_iterations(&[&warcs[0], &warcs[1]], &from_warc);
+    let stderr =
+        bootstrap_two_iterations(&[&warcs[0], &warcs[1]], &from_warc, &["--eval-manifest", manifest.to_str().unwrap()]);
     assert!(stderr.contains("60 pages from 2 source(s)"), "{stderr}");
     assert!(std::fs::read(&from_warc).unwrap() == std::fs::read(&model).unwrap(), "WARC and folder pools differ");
+    let score = |line: &str, host: &str| -> f64 {
+        let at = line.find(&format!("{host} ")).unwrap_or_else(|| panic!("no {host} in {line}")) + host.len() + 1;
+        line[at..].split([',', ']']).next().unwrap().parse().unwrap()
+    };
+    let before = stderr.lines().find(|l| l.starts_with("iteration 0 (supervised model)")).expect(&stderr);
+    let after = stderr.lines().rev().find(|l| l.trim_start().starts_with("after retraining:")).expect(&stderr);
+    assert_eq!(score(after, "redesign.test"), score(before, "redesign.test"), "{stderr}");
+    assert!(score(after, "a.test") > score(before, "a.test") + 0.1, "{stderr}");
 
     // Too few pages per source to self-train on: a clear refusal.
     let few = dir.path().join("few");
@@ -324,7 +358,7 @@ fn self_training_without_a_gain_shown_keeps_the_supervised_model() {
         }
     }
     let model = dir.path().join("kept.nbm");
-    let stderr = bootstrap_two_iterations(&[&pool], &model);
+    let stderr = bootstrap_two_iterations(&[&pool], &model, &[]);
     assert!(stderr.contains("self-training not kept (no gain shown on 2 of 2 source(s)"), "{stderr}");
     assert!(stderr.contains("check a.test: 3 held-out page(s)"), "{stderr}");
     assert!(std::fs::read(&model).unwrap() == article_pipeline::methods::nb::DEFAULT_MODEL, "model changed");

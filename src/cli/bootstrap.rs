@@ -76,7 +76,8 @@ pub struct BootstrapArgs {
     /// Bias of the adapted model's scores (default: the base model's).
     #[arg(long, allow_hyphen_values = true)]
     bias: Option<f64>,
-    /// Score every iteration's model against these manifests (pooled and per source).
+    /// Score every iteration's model against these manifests (pooled and per source), guarded
+    /// by the pool's layouts as `--model` reads it.
     #[arg(long)]
     eval_manifest: Vec<PathBuf>,
     #[arg(long, default_value = "dev")]

@@ -15,6 +15,7 @@ use crate::extract::{ExtractOptions, Extractor};
 use crate::features::FeatureSet;
 use crate::methods::nb::DEFAULT_MODEL;
 use crate::methods::nb::bootstrap::{self, BootstrapError, BootstrapOptions, GroupBy, PoolPage, SourceGrouper};
+use crate::methods::nb::guard::GuardedScorer;
 use crate::methods::nb::model::{NbModel, NbScorer};
 use crate::methods::{ScorerError, read_model};
 use crate::scoring::Scorer;
@@ -233,7 +234,7 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
     } else {
         dataset::read_manifests(&r.eval_manifests, Some(&r.eval_split))?
     };
-    let evaluate = |model: &NbModel| score_by_source(model, &eval_entries, r.group_by, r.threads);
+    let evaluate = |model: &NbModel| score_by_source(model, &base, &eval_entries, r.group_by, r.threads);
     if !eval_entries.is_empty() {
         say(&format!("iteration 0 (supervised model) {}", evaluate(&base)?));
     }
@@ -365,12 +366,21 @@ fn pool_pages<'a>(
 /// "eval: pooled F1 …, per-source mean … [source F1, …]" of a model on gold pages.
 fn score_by_source(
     model: &NbModel,
+    base: &NbModel,
     entries: &[dataset::ManifestEntry],
     group_by: GroupBy,
     threads: usize,
 ) -> Result<String, rayon::ThreadPoolBuildError> {
-    let scorer = NbScorer::new(model.clone(), "bootstrap");
-    let extractor = Extractor::new(&scorer as &dyn Scorer, ExtractOptions::default());
+    // As `pipeline extract --model` will read the written model: guarded by its layouts.
+    let scorer: Box<dyn Scorer> = match model.header.bootstrap.as_ref().filter(|b| !b.templates.is_empty()) {
+        Some(info) => Box::new(GuardedScorer::new(
+            NbScorer::new(model.clone(), "bootstrap"),
+            NbScorer::new(base.clone(), "base"),
+            info.templates.clone(),
+        )),
+        None => Box::new(NbScorer::new(model.clone(), "bootstrap")),
+    };
+    let extractor = Extractor::new(scorer.as_ref(), ExtractOptions::default());
     let (report, pages) = eval::evaluate(&extractor, entries, threads)?;
     let mut by_source: BTreeMap<String, Vec<&eval::metrics::PageMetrics>> = BTreeMap::new();
     for (p, e) in pages.iter().zip(entries) {

@@ -527,6 +527,10 @@ pub fn bootstrap(
     let pages = cache.groups.len();
     let eligible = cache.eligible(opts.min_pages);
     let held_out = if opts.check { held_out_pages(cache, &eligible) } else { vec![false; pages] };
+    // The adapted sources' layouts guard every adapted model, the iterations' too (their
+    // `--eval-manifest` scores are the guarded model's): other pages get the base model.
+    let templates: Vec<Vec<u64>> =
+        cache.templates.iter().filter(|(g, _)| eligible[*g as usize]).map(|(_, t)| t.clone()).collect();
     let mut model = base.clone();
     let mut spans: Vec<Option<(usize, usize)>> = vec![None; pages];
     let mut conf = vec![0.0; pages];
@@ -579,6 +583,9 @@ pub fn bootstrap(
                 model = model.merged_with(base, opts.fallback);
                 model.header.bootstrap = info;
             }
+            if let Some(info) = model.header.bootstrap.as_mut() {
+                info.templates = templates.clone();
+            }
         }
         let log = IterationLog {
             iteration: it,
@@ -591,11 +598,6 @@ pub fn bootstrap(
         };
         on_iteration(&log, &model);
         logs.push(log);
-    }
-    // The adapted sources' layouts guard the model: other pages get the base model.
-    if let Some(info) = model.header.bootstrap.as_mut() {
-        info.templates =
-            cache.templates.iter().filter(|(g, _)| eligible[*g as usize]).map(|(_, t)| t.clone()).collect();
     }
     let checks = if opts.check { check_sources(cache, base, &model, &held_out, &eligible)? } else { Vec::new() };
     Ok(BootstrapOutcome { model, logs, checks })
