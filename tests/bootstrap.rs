@@ -296,7 +296,14 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     for n in 100..104 {
         let (html, gold) = page("a.test", n, 8);
         let mut moved = html.clone();
-        for (old, new) in [("nav", "header-menu-v2"), ("main", "layout-wrapper-v2"), ("c", "comment-item-v2")] {
+        for (old, new) in [
+            ("nav", "top-v2"),
+            ("main", "layout-v2"),
+            ("c", "entry-v2"),
+            ("who", "name-v2"),
+            ("when", "stamp-v2"),
+            ("act", "tools-v2"),
+        ] {
             moved = moved.replace(&format!("class=\"{old}\""), &format!("class=\"{new}\""));
         }
         for (host, html) in [("a.test", &html), ("redesign.test", &moved)] {
