@@ -15,10 +15,9 @@ use crate::extract::{ExtractOptions, Extractor};
 use crate::features::FeatureSet;
 use crate::methods::nb::DEFAULT_MODEL;
 use crate::methods::nb::bootstrap::{self, BootstrapError, BootstrapOptions, GroupBy, PoolPage, SourceGrouper};
-use crate::methods::nb::guard::GuardedScorer;
-use crate::methods::nb::model::{NbModel, NbScorer};
+use crate::methods::nb::guard;
+use crate::methods::nb::model::NbModel;
 use crate::methods::{ScorerError, read_model};
-use crate::scoring::Scorer;
 use crate::site_memory::{self, SiteMemory, SiteMemoryOptions};
 use crate::sources::{self, SourceEvent};
 
@@ -372,14 +371,9 @@ fn score_by_source(
     threads: usize,
 ) -> Result<String, rayon::ThreadPoolBuildError> {
     // As `pipeline extract --model` will read the written model: guarded by its layouts.
-    let scorer: Box<dyn Scorer> = match model.header.bootstrap.as_ref().filter(|b| !b.templates.is_empty()) {
-        Some(info) => Box::new(GuardedScorer::new(
-            NbScorer::new(model.clone(), "bootstrap"),
-            NbScorer::new(base.clone(), "base"),
-            info.templates.clone(),
-        )),
-        None => Box::new(NbScorer::new(model.clone(), "bootstrap")),
-    };
+    let Ok(scorer) = guard::scorer_of(model.clone(), "bootstrap", |_| {
+        Ok::<_, std::convert::Infallible>((base.clone(), "base".to_string()))
+    });
     let extractor = Extractor::new(scorer.as_ref(), ExtractOptions::default());
     let (report, pages) = eval::evaluate(&extractor, entries, threads)?;
     let mut by_source: BTreeMap<String, Vec<&eval::metrics::PageMetrics>> = BTreeMap::new();

@@ -14,7 +14,7 @@ use crate::html::{Token, TokenKind};
 use crate::scoring::{PageScorer, Scorer};
 use crate::site_memory::template::{TagWords, sketch_similarity};
 
-use super::model::NbScorer;
+use super::model::{NbModel, NbScorer};
 
 /// A page shares a template with the pool when its layout sketch is at least this alike
 /// (estimated Jaccard): the threshold of site memory's templates and the bootstrap's
@@ -26,6 +26,23 @@ pub struct GuardedScorer {
     adapted: NbScorer,
     base: NbScorer,
     templates: Vec<Vec<u64>>,
+}
+
+/// The scorer of `model` named `name`: guarded by its recorded layouts when it has any, with
+/// the base model that `base` reads (asked only then) scoring the pages of other layouts;
+/// otherwise the model alone. `nb::load` and the bootstrap's per-iteration eval both read a
+/// model through it, so they score alike.
+pub fn scorer_of<E>(
+    model: NbModel,
+    name: impl Into<String>,
+    base: impl FnOnce(&str) -> Result<(NbModel, String), E>,
+) -> Result<Box<dyn Scorer>, E> {
+    let Some(info) = model.header.bootstrap.as_ref().filter(|b| !b.templates.is_empty()) else {
+        return Ok(Box::new(NbScorer::new(model, name)));
+    };
+    let templates = info.templates.clone();
+    let (base, base_name) = base(&info.base_model)?;
+    Ok(Box::new(GuardedScorer::new(NbScorer::new(model, name), NbScorer::new(base, base_name), templates)))
 }
 
 impl GuardedScorer {

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::{ScorerError, TrainError, TrainJob, Trained, read_model, skipped_list};
 use crate::scoring::Scorer;
-use model::{NbModel, NbScorer};
+use model::NbModel;
 
 /// The default model, trained on the wcxb train split (models/README.md), built into
 /// the binary.
@@ -21,15 +21,12 @@ pub static DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/default.nbm");
 /// pool's layouts is guarded by them ([`guard`]): its base model scores the other pages.
 pub(super) fn load(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scorer>, ScorerError> {
     let (m, stem) = read(model)?;
-    let Some(info) = m.header.bootstrap.as_ref().filter(|b| !b.templates.is_empty()) else {
-        return Ok(Box::new(NbScorer::new(m, stem)));
-    };
-    let (templates, base_id) = (info.templates.clone(), info.base_model.clone());
-    let (base, base_stem) = read((base_id != "default").then_some(Path::new(&base_id))).map_err(|e| {
-        let path = model.map_or_else(|| "<built-in default.nbm>".into(), Path::to_path_buf);
-        ScorerError::BaseModel { path, base: base_id.clone(), source: Box::new(e) }
-    })?;
-    Ok(Box::new(guard::GuardedScorer::new(NbScorer::new(m, stem), NbScorer::new(base, base_stem), templates)))
+    guard::scorer_of(m, stem, |base_id| {
+        read((base_id != "default").then_some(Path::new(base_id))).map_err(|e| {
+            let path = model.map_or_else(|| "<built-in default.nbm>".into(), Path::to_path_buf);
+            ScorerError::BaseModel { path, base: base_id.to_string(), source: Box::new(e) }
+        })
+    })
 }
 
 /// The built-in model (named `default`), or a model file (named by its stem).
