@@ -384,6 +384,60 @@ fn self_training_without_a_gain_shown_keeps_the_supervised_model() {
     assert!(std::fs::read(&adapted).unwrap() != article_pipeline::methods::nb::DEFAULT_MODEL);
 }
 
+/// The check decides per source: in a pool where one site's pages gain from self-training
+/// (a.test, long comment threads on one page in three) and another's show no gain (b.test, a
+/// layout of its own and no comments), the adapted model is written with a.test's layouts only.
+/// a.test's pages are adapted; b.test's are scored by the supervised model, as if no bootstrap
+/// had run.
+#[test]
+fn each_source_keeps_what_the_check_found_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = dir.path().join("pool");
+    std::fs::create_dir(&pool).unwrap();
+    let mut heavy = Vec::new();
+    let mut plain = Vec::new();
+    for n in 0..30 {
+        let comments = if n % 3 == 2 { 8 } else { 0 };
+        let (html, gold) = page("a.test", n, comments);
+        let path = pool.join(format!("a-{n:02}.html"));
+        std::fs::write(&path, html).unwrap();
+        if comments > 0 {
+            heavy.push((path, gold));
+        }
+        let (html, gold) = page("b.test", n, 0);
+        let html = renamed(
+            &html,
+            &[("nav", "topbar-links"), ("content", "story-wrap"), ("rail", "sidebar-popular"), ("foot", "bottom-menu")],
+        );
+        let path = pool.join(format!("b-{n:02}.html"));
+        std::fs::write(&path, html).unwrap();
+        plain.push((path, gold));
+    }
+    let model = dir.path().join("adapted.nbm");
+    let stderr = bootstrap_two_iterations(&[&pool], &model, &[]);
+    let verdict = |site: &str| stderr.lines().find(|l| l.starts_with(&format!("check {site}:"))).expect(&stderr);
+    assert!(verdict("a.test").ends_with(": gain shown"), "{stderr}");
+    assert!(verdict("b.test").ends_with(": no gain shown"), "{stderr}");
+    assert!(stderr.contains("adapted for 1 of 2 source(s)"), "{stderr}");
+    assert!(stderr.contains("adapted model:"), "{stderr}");
+
+    let (heavy_sup, heavy_ada) = (f1(None, &heavy), f1(Some(&model), &heavy));
+    eprintln!("a.test, long comment sections: supervised F1 {heavy_sup:.3}, bootstrapped {heavy_ada:.3}");
+    assert!(heavy_ada > heavy_sup + 0.2, "a.test not adapted: {heavy_sup:.3} -> {heavy_ada:.3}");
+    let text = |path: &Path, model: Option<&Path>| {
+        let mut args = vec!["extract".to_string(), path.display().to_string()];
+        if let Some(m) = model {
+            args.extend(["--model".to_string(), m.display().to_string()]);
+        }
+        let o = pipeline(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    for (path, _) in &plain {
+        assert!(text(path, Some(&model)) == text(path, None), "{} was adapted", path.display());
+    }
+}
+
 /// A guarded adapted model needs its base model: adapted from a `--model` file that is gone
 /// later, it is refused with an error naming both files (usage error, exit 2).
 #[test]

@@ -66,11 +66,11 @@ pub struct BootstrapArgs {
     #[arg(long, default_value_t = 0.0)]
     fallback: f64,
     /// Adapt without the label-free check. By default one page in 5 of each source (at most 20)
-    /// is held out of self-training, and the adapted model is kept only if, on every source's
+    /// is held out of self-training, and the adapted model serves a source only if, on its
     /// held-out pages, it keeps 95 % of the supervised spans' words that do not repeat across
     /// the source's pages, and drops more of the site's text (stretches of repeated words) and
-    /// finds more article text than it adds and loses. With this flag every source is adapted,
-    /// as in the paper.
+    /// finds more article text than it adds and loses; the pages of the other sources' layouts
+    /// keep the supervised model. With this flag every source is adapted, as in the paper.
     #[arg(long)]
     no_check: bool,
     /// Bias of the adapted model's scores (default: the base model's).

@@ -256,28 +256,58 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         say(&format!("check {c}"));
     }
     let failing: Vec<&str> = outcome.checks.iter().filter(|c| !c.passed()).map(|c| c.source.as_str()).collect();
-    if opts.check && (outcome.checks.is_empty() || !failing.is_empty()) {
-        // One model serves every source: where self-training cannot show a gain on a
-        // source's held-out pages, the supervised model is kept, for all of them.
-        write_supervised(r)?;
-        let why = if failing.is_empty() {
-            "no source had held-out pages".to_string()
-        } else {
-            let more = if failing.len() > 20 { " …" } else { "" };
-            format!(
-                "no gain shown on {} of {} source(s): {}{more}",
-                failing.len(),
+    let listed = |names: &[&str]| {
+        let more = if names.len() > 20 { " …" } else { "" };
+        format!("{}{more}", names[..names.len().min(20)].join(", "))
+    };
+    let mut model = outcome.model;
+    if opts.check {
+        // Each source keeps what the check found for it: the adapted model serves the layouts
+        // of the sources that showed a gain, the supervised model (through the guard) every
+        // other page.
+        let kept = bootstrap::passing_templates(&cache, &outcome.checks);
+        if kept.is_empty() {
+            write_supervised(r)?;
+            let why = if outcome.checks.is_empty() {
+                "no source had held-out pages".to_string()
+            } else if failing.is_empty() {
+                "no layout of the sources with a gain was recorded".to_string()
+            } else if failing.len() == outcome.checks.len() {
+                format!(
+                    "no gain shown on {} of {} source(s): {}",
+                    failing.len(),
+                    outcome.checks.len(),
+                    listed(&failing)
+                )
+            } else {
+                format!(
+                    "the layouts of the sources with a gain are shared by sources without one: {}",
+                    listed(&failing)
+                )
+            };
+            say(&format!(
+                "self-training not kept ({why}; --no-check keeps it anyway): the supervised model {base_id} is kept -> {}",
+                r.out.display()
+            ));
+            return Ok(BootstrapSummary { failed, adapted: false, checks: outcome.checks });
+        }
+        if !failing.is_empty() {
+            let layouts = kept.len();
+            if let Some(info) = model.header.bootstrap.as_mut() {
+                info.templates = kept;
+            }
+            say(&format!(
+                "adapted for {} of {} source(s) ({layouts} layout(s)); no gain shown on {}: the supervised model keeps \
+                 their pages",
+                outcome.checks.len() - failing.len(),
                 outcome.checks.len(),
-                failing[..failing.len().min(20)].join(", ")
-            )
-        };
-        say(&format!(
-            "self-training not kept ({why}; --no-check keeps it anyway): the supervised model {base_id} is kept -> {}",
-            r.out.display()
-        ));
-        return Ok(BootstrapSummary { failed, adapted: false, checks: outcome.checks });
+                listed(&failing)
+            ));
+            if !eval_entries.is_empty() {
+                say(&format!("the adapted model as written: {}", evaluate(&model)?));
+            }
+        }
     }
-    let model = outcome.model;
     std::fs::write(&r.out, model.to_bytes()).map_err(|source| BootstrapRunError::Io { path: r.out.clone(), source })?;
     say(&format!(
         "adapted model: {} features, {} importance weights -> {}",

@@ -507,6 +507,25 @@ pub fn check_sources(
     Ok(checks.into_iter().zip(eligible).filter(|(_, e)| **e).map(|(c, _)| c).collect())
 }
 
+/// The layouts an adapted model keeps after the label-free check: those of the sources that
+/// showed a gain, less any that a source without one shares (its pages would be read with the
+/// adapted model, which the check found no better there). The guard ([`super::guard`]) scores
+/// every other layout with the supervised model, so a source without a gain keeps the
+/// supervised behaviour while the others are adapted. Empty when no source showed a gain; every
+/// eligible source's layouts when all did.
+pub fn passing_templates(cache: &PoolCache, checks: &[SourceCheck]) -> Vec<Vec<u64>> {
+    let by_name: HashMap<&str, bool> = checks.iter().map(|c| (c.source.as_str(), c.passed())).collect();
+    let verdict = |g: u32| by_name.get(cache.group_names[g as usize].as_str()).copied();
+    let failing: Vec<&Vec<u64>> =
+        cache.templates.iter().filter(|(g, _)| verdict(*g) == Some(false)).map(|(_, t)| t).collect();
+    cache
+        .templates
+        .iter()
+        .filter(|(g, t)| verdict(*g) == Some(true) && !failing.iter().any(|f| sketch_similarity(f, t) >= SAME_TEMPLATE))
+        .map(|(_, t)| t.clone())
+        .collect()
+}
+
 /// What a bootstrap produced.
 pub struct BootstrapOutcome {
     /// The adapted model (its last iteration).
@@ -700,6 +719,34 @@ mod tests {
         // A stretch is the site's when a tenth of its words repeat across the source.
         assert!(Stretch { repeated: 6, unique: 40 }.is_site());
         assert!(!Stretch { repeated: 2, unique: 300 }.is_site());
+    }
+
+    #[test]
+    fn the_adapted_model_keeps_the_layouts_of_sources_with_a_gain_not_shared_by_others() {
+        let layout = |from: u64| (from..from + 64).collect::<Vec<u64>>();
+        let cache = PoolCache {
+            path: PathBuf::new(),
+            groups: vec![0, 1, 2, 3],
+            group_names: ["gain", "none", "gain-shared", "small"].map(String::from).to_vec(),
+            skipped: 0,
+            // "gain" has two layouts; "gain-shared" has the layout of "none"; "small" was not
+            // adapted (no check), so it neither keeps nor removes a layout.
+            templates: vec![(0, layout(0)), (0, layout(1000)), (1, layout(2000)), (2, layout(2000)), (3, layout(0))],
+        };
+        let check = |source: &str, found| SourceCheck {
+            source: source.into(),
+            pages: 2,
+            unique: 100,
+            lost: 0,
+            dropped_site: 0,
+            found,
+            added_site: 0,
+        };
+        let checks = [check("gain", 20), check("none", 0), check("gain-shared", 20)];
+        assert_eq!(passing_templates(&cache, &checks), vec![layout(0), layout(1000)]);
+        let all = [check("gain", 20), check("none", 5), check("gain-shared", 20)];
+        assert_eq!(passing_templates(&cache, &all), vec![layout(0), layout(1000), layout(2000), layout(2000)]);
+        assert!(passing_templates(&cache, &[check("gain", 0), check("none", 0)]).is_empty());
     }
 
     #[test]
