@@ -241,6 +241,81 @@ fn site_memory_is_saved_with_the_run_and_a_resumed_run_starts_warm() {
     assert!(!o.status.success() && err.contains("site_memory.bin"), "{err}");
 }
 
+/// Two passes (`--site-memory-two-pass`): the blocks of every page are counted first, so the
+/// box is dropped on every page, the first of each site too, and no article loses a word.
+/// Interrupted (the second input cut short) and resumed with the input whole, the run keeps the
+/// counts of its first pass and writes every record once.
+#[test]
+fn a_two_pass_run_judges_every_page_by_all_of_its_sites_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("crawl.warc.gz");
+    crawl(&warc);
+    let out = dir.path().join("two");
+    let w = warc.to_str().unwrap();
+    let o = pipeline(&["--warc", w, "--out", out.to_str().unwrap(), "--threads", "2", "--site-memory-two-pass"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let two = records(&out);
+    assert_eq!(two.len(), 150);
+    let left = two.iter().filter(|r| has_box(r)).count();
+    assert_eq!(left, 0, "the box is left on {left} of 150 pages");
+    assert!(two.iter().all(|r| r["metadata"]["extraction"]["site_memory"] == true));
+    for r in &two {
+        let t = r["text"].as_str().unwrap();
+        assert!((0..6).all(|p| t.contains(&format!("Paragraph {p} of story"))), "{}:\n{t}", r["metadata"]["url"]);
+    }
+    // The memory holds each site's 50 pages, counted once.
+    let options = article_pipeline::site_memory::SiteMemoryOptions::default();
+    let saved = std::fs::read(out.join("site_memory.bin")).unwrap();
+    let m = article_pipeline::site_memory::SiteMemory::from_bytes(&saved, options).unwrap();
+    assert_eq!(m.pages("harbor-daily.test"), 50);
+
+    // The same crawl in two files, the second cut short: exit 1, its pages read so far written.
+    let (first, second) = (dir.path().join("a.warc.gz"), dir.path().join("b.warc.gz"));
+    let pages = |from: usize, to: usize| {
+        (from..to).flat_map(|n| (0..SITES.len()).map(move |site| (SITES[site], n, page(site, n))))
+    };
+    write_crawl(&first, pages(0, 25));
+    write_crawl(&second, pages(25, 50));
+    let whole = std::fs::read(&second).unwrap();
+    std::fs::write(&second, &whole[..whole.len() / 2]).unwrap();
+    let out = dir.path().join("resumed");
+    let run = |resume: bool| {
+        let mut a = vec!["--warc", first.to_str().unwrap(), second.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        a.extend(["--site-memory-two-pass", "--part-bytes", "20000"]);
+        if resume {
+            a.push("--resume");
+        }
+        pipeline(&a)
+    };
+    let o = run(false);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let counted = std::fs::read(out.join("site_memory.bin")).unwrap();
+    // The input whole again: the resumed run reads the rest of it once, with the counts of its
+    // first pass (the file is not counted again).
+    std::fs::write(&second, &whole).unwrap();
+    let o = run(true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(out.join("site_memory.bin")).unwrap(), counted, "the first pass was run again");
+    let resumed = records(&out);
+    let urls: std::collections::HashSet<&str> =
+        resumed.iter().map(|r| r["metadata"]["url"].as_str().unwrap()).collect();
+    assert_eq!((resumed.len(), urls.len()), (150, 150), "a record lost or written twice");
+    assert_eq!(resumed.iter().filter(|r| has_box(r)).count(), 0);
+
+    // A feeds run has no first pass: refused before anything runs.
+    let feeds = dir.path().join("feeds.txt");
+    std::fs::write(&feeds, "http://127.0.0.1:9/feed.xml\n").unwrap();
+    let o = pipeline(&[
+        "--feeds",
+        feeds.to_str().unwrap(),
+        "--out",
+        dir.path().join("f").to_str().unwrap(),
+        "--site-memory-two-pass",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("site_memory.two_pass"));
+}
+
 #[test]
 fn bad_site_memory_options_are_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();

@@ -420,7 +420,11 @@ impl WarcRecords {
         let on_error = self::on_error(on_error)?;
         // The CLI's site memory flags as keywords (`site_memory_pages=0` turns it off).
         let o: SiteMemoryOptions = cli_options(site_memory, "site memory")?;
-        let problems = o.problems();
+        let mut problems = o.problems();
+        if o.two_pass {
+            // Records come one by one as the source is read: nothing is counted ahead.
+            problems.push("site_memory_two_pass is for `pipeline --warc`; records read here learn as they go".into());
+        }
         if !problems.is_empty() {
             return Err(PyValueError::new_err(problems.join("; ")));
         }

@@ -155,7 +155,7 @@ pub fn evaluate_with_site(
                 .map(|e| {
                     let key = site_key(e)?;
                     let bytes = std::fs::read(&e.path).ok()?;
-                    Some((key, site_memory::page_blocks(&bytes, extractor.options().lenient_raw_text)?))
+                    Some((key, site_memory::page_blocks(&bytes, None, extractor.options().lenient_raw_text)?))
                 })
                 .collect()
         });

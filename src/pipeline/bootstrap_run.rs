@@ -180,7 +180,7 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
     let memory = RefCell::new(r.site_memory.enabled().then(|| SiteMemory::new(r.site_memory.clone())));
     let observe = |key: Option<String>, html: &[u8]| {
         if let (Some(m), Some(key)) = (memory.borrow_mut().as_mut(), key)
-            && let Some(b) = site_memory::page_blocks(html, ExtractOptions::default().lenient_raw_text)
+            && let Some(b) = site_memory::page_blocks(html, None, ExtractOptions::default().lenient_raw_text)
         {
             m.observe(&key, &b.sketch, &b.hashes);
         }

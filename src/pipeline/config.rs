@@ -394,6 +394,9 @@ impl PipelineConfig {
                 if !f.list.is_file() {
                     p.push(format!("feeds.list `{}` is not a file", f.list.display()));
                 }
+                if self.site_memory.two_pass {
+                    p.push("site_memory.two_pass is for WARC runs: a feeds run's pages arrive poll by poll".into());
+                }
                 if f.interval_secs == 0 {
                     p.push("feeds.interval_secs must be at least 1".into());
                 }

@@ -292,21 +292,26 @@ impl RunContext<'_> {
         Ok((sink, index))
     }
 
-    /// The run's site memory when it is on: the one an earlier run of this output saved, when
-    /// resuming, else an empty one.
+    /// The run's site memory when it is on: the one saved in the output folder, when resuming
+    /// or after a first pass ([`SiteMemoryOptions::two_pass`], its pages counted ahead), else
+    /// the `from` file's or an empty one.
     fn open_site_memory(&self) -> Result<Option<SiteMemory>, PipelineError> {
         if !self.site_memory.enabled() {
             return Ok(None);
         }
         let saved = self.out.join(SITE_MEMORY_FILE);
         let path = match &self.site_memory.from {
-            _ if self.resume && saved.exists() => saved,
+            _ if (self.resume || self.site_memory.two_pass) && saved.exists() => saved,
             Some(from) => from.clone(),
             None => return Ok(Some(SiteMemory::new(self.site_memory.clone()))),
         };
         let err = |message: String| PipelineError::State { path: path.clone(), message };
         let bytes = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
-        let m = SiteMemory::from_bytes(&bytes, self.site_memory.clone()).map_err(err)?;
+        let mut m = SiteMemory::from_bytes(&bytes, self.site_memory.clone()).map_err(err)?;
+        if self.site_memory.two_pass {
+            // The first pass's counts, written before any record (`warc_run::count_first`).
+            m.set_counted_ahead();
+        }
         Ok(Some(m))
     }
 
@@ -609,15 +614,21 @@ pub fn page_record(
     let host = site.and_then(|_| crate::site_memory::host_key(&page.final_url));
     let extracted = match (site, host.as_deref()) {
         (Some(memory), Some(host)) => {
-            let options = memory.read().unwrap_or_else(|e| e.into_inner()).options().clone();
+            let (options, counted) = {
+                let m = memory.read().unwrap_or_else(|e| e.into_inner());
+                (m.options().clone(), m.counted_ahead())
+            };
             // A snapshot of the host's counts, taken when the extractor knows the page's
-            // layout: no lock is held while the page is extracted.
+            // layout: no lock is held while the page is extracted. After a first pass
+            // (`two_pass`) the page is counted already: its own blocks are taken out.
             let lookup = |sketch: &[u64]| {
-                HostView::new(memory.read().unwrap_or_else(|e| e.into_inner()).snapshot(host, sketch), false)
+                HostView::new(memory.read().unwrap_or_else(|e| e.into_inner()).snapshot(host, sketch), counted)
             };
             let mut p = extractor.page_with_size_hint(page.http_charset.as_deref(), page.body.len());
             let x = p.write(&page.body).and_then(|()| p.end_with_site(&lookup, &options));
-            if let Ok(x) = &x {
+            if let Ok(x) = &x
+                && !counted
+            {
                 let b = &x.site_blocks;
                 memory.write().unwrap_or_else(|e| e.into_inner()).observe(host, &b.sketch, &b.hashes);
             }

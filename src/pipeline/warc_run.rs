@@ -28,6 +28,7 @@ use super::OutputMirror;
 use super::config::WarcConfig;
 use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink;
+use crate::site_memory::SiteMemory;
 use crate::sources::{self, SourceEvent};
 use crate::storage;
 
@@ -287,6 +288,7 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
             restart.insert(r.input.clone(), r.done);
         }
     }
+    count_first(ctx, &run.inputs, &done)?;
     let resume_at = position.current.clone();
     let state = WarcState { version: 1, committed: position.clone(), pending: None };
     let mut checkpoint =
@@ -331,6 +333,55 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
         Ok(())
     };
     ctx.run(source, output, &mut checkpoint, stats, progress)
+}
+
+/// The first pass of a two-pass run ([`SiteMemoryOptions::two_pass`](crate::site_memory::SiteMemoryOptions::two_pass)):
+/// the blocks of every page of the inputs not done yet, counted into the run's memory (the
+/// `from` file's, or an empty one) and saved as `OUT/site_memory.bin` before any record is
+/// written. A resumed run whose first pass was saved keeps it. Inputs that cannot be read are
+/// passed over here: the second pass reports them.
+fn count_first(
+    ctx: &RunContext<'_>,
+    inputs: &[(PathBuf, String)],
+    done: &std::collections::HashSet<String>,
+) -> Result<(), PipelineError> {
+    let o = &ctx.site_memory;
+    let saved = ctx.out.join(super::SITE_MEMORY_FILE);
+    if !o.enabled() || !o.two_pass || (ctx.resume && saved.exists()) {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let mut memory = match &o.from {
+        Some(from) => {
+            let err = |message: String| PipelineError::State { path: from.clone(), message };
+            let bytes = std::fs::read(from).map_err(|e| err(e.to_string()))?;
+            SiteMemory::from_bytes(&bytes, o.clone()).map_err(err)?
+        }
+        None => SiteMemory::new(o.clone()),
+    };
+    let lenient = ctx.extractor.options().lenient_raw_text;
+    let mut pages = 0u64;
+    for (path, _) in inputs.iter().filter(|(_, key)| !done.contains(key)) {
+        let Ok(events) = sources::warc_events(path) else { continue };
+        for event in events {
+            let SourceEvent::Page(page) = event else { continue };
+            let Some(host) = crate::site_memory::host_key(&page.final_url) else { continue };
+            if let Some(b) = crate::site_memory::page_blocks(&page.body, page.http_charset.as_deref(), lenient) {
+                memory.observe(&host, &b.sketch, &b.hashes);
+                pages += 1;
+            }
+        }
+    }
+    sink::write_atomic(&saved, &memory.to_bytes())?;
+    if let Some(m) = ctx.mirror {
+        m.publish(&saved)?;
+    }
+    tracing::info!(
+        "site memory, first pass: {pages} pages of {} host template(s) counted in {:.1} s",
+        memory.hosts(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 #[cfg(test)]

@@ -60,6 +60,14 @@ pub struct SiteMemoryOptions {
     /// `site_memory.bin`) instead of an empty one; a resumed run starts from its own.
     #[arg(long = "site-memory-from", id = "site_memory_from", value_name = "FILE")]
     pub from: Option<std::path::PathBuf>,
+    /// WARC runs: count the blocks of every input's pages first, then extract, so each page is
+    /// judged by all the run's pages of its host (its own blocks taken out) and not only by
+    /// those before it: the first pages of every host are judged too. The inputs are read
+    /// twice. A resumed run keeps the counts of its first pass (`OUT/site_memory.bin`).
+    /// `pipeline eval` always counts first; a feeds run cannot (its pages arrive poll by
+    /// poll).
+    #[arg(long = "site-memory-two-pass", id = "site_memory_two_pass")]
+    pub two_pass: bool,
 }
 
 impl Default for SiteMemoryOptions {
@@ -71,6 +79,7 @@ impl Default for SiteMemoryOptions {
             max_blocks: 1024,
             template_similarity: 0.5,
             from: None,
+            two_pass: false,
         }
     }
 }
@@ -188,11 +197,15 @@ pub struct PageBlocks {
     pub hashes: Vec<u64>,
 }
 
-/// The [`PageBlocks`] of a page's bytes, tokenized as the extractor does (`lenient_raw_text`
-/// as its option): what a first pass over a pool counts, without scoring the page. None when
-/// the page cannot be decoded.
-pub fn page_blocks(html: &[u8], lenient_raw_text: bool) -> Option<PageBlocks> {
-    let options = crate::html::TokenizerOptions { lenient_raw_text, ..Default::default() };
+/// The [`PageBlocks`] of a page's bytes, tokenized as the extractor does (the charset its
+/// HTTP header names, if any, and `lenient_raw_text` as its option): what a first pass over a
+/// pool counts, without scoring the page. None when the page cannot be decoded.
+pub fn page_blocks(html: &[u8], http_charset: Option<&str>, lenient_raw_text: bool) -> Option<PageBlocks> {
+    let options = crate::html::TokenizerOptions {
+        lenient_raw_text,
+        http_charset: http_charset.map(str::to_string),
+        ..Default::default()
+    };
     let t = crate::html::tokenize(html, options).ok()?;
     let (blocks, sketch) = blocks(&t.page, &t.sink);
     Some(PageBlocks { sketch, hashes: blocks.iter().map(|b| b.hash).collect() })
@@ -332,11 +345,24 @@ pub struct SiteMemory {
     hosts: HashMap<String, Arc<HostMemory>>,
     clock: u64,
     options: SiteMemoryOptions,
+    /// Every page the run judges is counted already (a two-pass run's first pass).
+    counted_ahead: bool,
 }
 
 impl SiteMemory {
     pub fn new(options: SiteMemoryOptions) -> Self {
-        SiteMemory { hosts: HashMap::new(), clock: 0, options }
+        SiteMemory { hosts: HashMap::new(), clock: 0, options, counted_ahead: false }
+    }
+
+    /// Marks the memory as holding every page the run will judge
+    /// ([`SiteMemoryOptions::two_pass`]): each page is then judged with its own blocks taken
+    /// out ([`HostView::new`]`(_, true)`) and not counted again.
+    pub fn set_counted_ahead(&mut self) {
+        self.counted_ahead = true;
+    }
+
+    pub fn counted_ahead(&self) -> bool {
+        self.counted_ahead
     }
 
     /// A memory read back from a run's state, under this run's options (capacity included).
@@ -485,7 +511,7 @@ impl SiteMemory {
         };
         let clock = r.u64()?;
         let n = r.u64()?;
-        let mut m = SiteMemory { hosts: HashMap::new(), clock, options };
+        let mut m = SiteMemory { hosts: HashMap::new(), clock, options, counted_ahead: false };
         for _ in 0..n {
             let len = r.u32()? as usize;
             let at = r.at;
@@ -624,7 +650,7 @@ mod tests {
         let want = template::sketch(b"<body class='home page-12'><div id=main_nav><p CLASS = \"story-body x\">");
         assert_eq!(sketch, want);
         assert_eq!(sketch.len(), 6, "home, page, main, nav, story, body");
-        assert_eq!(super::page_blocks(html.as_bytes(), false).unwrap().sketch, want);
+        assert_eq!(super::page_blocks(html.as_bytes(), None, false).unwrap().sketch, want);
     }
 
     #[test]
