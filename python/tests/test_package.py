@@ -421,3 +421,6 @@ def test_process_warc_learns_site_memory_as_the_cli_does(tmp_path, pipeline_bin)
     assert all("morning briefing" in r["text"] for r in off)
     with pytest.raises(ValueError, match="site memory option `site_memory_nonsense`"):
         next(ap.process_warc(warc, site_memory_nonsense=1))
+    # Records come one by one here: nothing is counted ahead, so two passes are refused.
+    with pytest.raises(ValueError, match="site_memory_two_pass"):
+        next(ap.process_warc(warc, site_memory_two_pass=True))
