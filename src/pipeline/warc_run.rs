@@ -22,13 +22,14 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::OutputMirror;
 use super::config::WarcConfig;
 use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink;
-use crate::site_memory::SiteMemory;
+use crate::site_memory::{PageBlocks, SiteMemory};
 use crate::sources::{self, SourceEvent};
 use crate::storage;
 
@@ -335,6 +336,11 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
     ctx.run(source, output, &mut checkpoint, stats, progress)
 }
 
+/// Pages (and bytes of them) a first pass holds at once: enough to keep every thread busy,
+/// few enough to bound its memory.
+const FIRST_PASS_BATCH_PAGES: usize = 64;
+const FIRST_PASS_BATCH_BYTES: usize = 4 << 20;
+
 /// The first pass of a two-pass run ([`SiteMemoryOptions::two_pass`](crate::site_memory::SiteMemoryOptions::two_pass)):
 /// the blocks of every page of the inputs not done yet, counted into the run's memory (the
 /// `from` file's, or an empty one) and saved as `OUT/site_memory.bin` before any record is
@@ -360,18 +366,46 @@ fn count_first(
         None => SiteMemory::new(o.clone()),
     };
     let lenient = ctx.extractor.options().lenient_raw_text;
+    // Pages are tokenized on the run's threads, a batch at a time, and counted in input order
+    // (a host's templates form in the order its pages come).
+    let threads = ctx.engine.threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| PipelineError::State {
+        path: ctx.out.clone(),
+        message: format!("cannot start the first pass's threads: {e}"),
+    })?;
     let mut pages = 0u64;
+    let mut batch: Vec<Box<sources::Page>> = Vec::new();
+    let mut batch_bytes = 0usize;
+    let mut count = |batch: &mut Vec<Box<sources::Page>>, memory: &mut SiteMemory| {
+        let blocks: Vec<Option<(String, PageBlocks)>> = pool.install(|| {
+            batch
+                .par_iter()
+                .map(|page| {
+                    let host = crate::site_memory::host_key(&page.final_url)?;
+                    let b = crate::site_memory::page_blocks(&page.body, page.http_charset.as_deref(), lenient)?;
+                    Some((host, b))
+                })
+                .collect()
+        });
+        for (host, b) in blocks.into_iter().flatten() {
+            memory.observe(&host, &b.sketch, &b.hashes);
+            pages += 1;
+        }
+        batch.clear();
+    };
     for (path, _) in inputs.iter().filter(|(_, key)| !done.contains(key)) {
         let Ok(events) = sources::warc_events(path) else { continue };
         for event in events {
             let SourceEvent::Page(page) = event else { continue };
-            let Some(host) = crate::site_memory::host_key(&page.final_url) else { continue };
-            if let Some(b) = crate::site_memory::page_blocks(&page.body, page.http_charset.as_deref(), lenient) {
-                memory.observe(&host, &b.sketch, &b.hashes);
-                pages += 1;
+            batch_bytes += page.body.len();
+            batch.push(page);
+            if batch.len() >= FIRST_PASS_BATCH_PAGES || batch_bytes >= FIRST_PASS_BATCH_BYTES {
+                count(&mut batch, &mut memory);
+                batch_bytes = 0;
             }
         }
     }
+    count(&mut batch, &mut memory);
     sink::write_atomic(&saved, &memory.to_bytes())?;
     if let Some(m) = ctx.mirror {
         m.publish(&saved)?;
