@@ -174,6 +174,17 @@ fn pack(dir: &Path, site: &str, files: &[String]) -> std::path::PathBuf {
     warc
 }
 
+/// A redesign of [`page`]'s layout with neutral class names: "comment" in a class would tell
+/// the supervised model by itself.
+const NEUTRAL: &[(&str, &str)] = &[
+    ("nav", "top-v2"),
+    ("main", "layout-v2"),
+    ("c", "entry-v2"),
+    ("who", "name-v2"),
+    ("when", "stamp-v2"),
+    ("act", "tools-v2"),
+];
+
 /// `html` redesigned: each `class="OLD"` becomes `class="NEW"`.
 fn renamed(html: &str, names: &[(&str, &str)]) -> String {
     names
@@ -280,6 +291,15 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     };
     assert_ne!(text(&html, Some(&model)), text(&html, None), "a page of the pool's layout is adapted");
     assert_eq!(text(&redesign, Some(&model)), text(&redesign, None), "a new layout gets the supervised model");
+    // `--no-guard` records no layouts: the paper's adapted model scores a redesign too. With
+    // neutral names ("comment" in a class tells the supervised model by itself), the guarded
+    // model leaves the comments in, as the supervised one does, and the unguarded one cuts them.
+    let neutral = renamed(&html, NEUTRAL);
+    let paper = dir.path().join("paper.nbm");
+    let stderr = bootstrap_two_iterations(&[&pool], &paper, &["--no-check", "--no-guard"]);
+    assert!(stderr.contains("adapted model:"), "{stderr}");
+    assert_eq!(text(&neutral, Some(&model)), text(&neutral, None), "a new layout gets the supervised model");
+    assert_ne!(text(&neutral, Some(&paper)), text(&neutral, None), "the unguarded model left the redesign alone");
 
     // The same pool as two WARC files (one per site, hosts from the record URLs) gives the
     // same adapted model, byte for byte.
@@ -302,18 +322,7 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     let mut lines = String::new();
     for n in 100..104 {
         let (html, gold) = page("a.test", n, 8);
-        // Neutral names: "comment" in a class would tell the supervised model by itself.
-        let moved = renamed(
-            &html,
-            &[
-                ("nav", "top-v2"),
-                ("main", "layout-v2"),
-                ("c", "entry-v2"),
-                ("who", "name-v2"),
-                ("when", "stamp-v2"),
-                ("act", "tools-v2"),
-            ],
-        );
+        let moved = renamed(&html, NEUTRAL);
         for (host, html) in [("a.test", &html), ("redesign.test", &moved)] {
             let file = format!("{host}-{n}.html");
             std::fs::write(eval_dir.join(&file), html).unwrap();

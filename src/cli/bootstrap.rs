@@ -73,6 +73,12 @@ pub struct BootstrapArgs {
     /// keep the supervised model. With this flag every source is adapted, as in the paper.
     #[arg(long)]
     no_check: bool,
+    /// Do not record the pool's layouts in the adapted model: it then scores every page, of
+    /// any layout, as in the paper (by default a page whose layout matches none of the adapted
+    /// sources' is scored by the base model). Without the guard, the check keeps the adapted
+    /// model only if every source shows a gain.
+    #[arg(long)]
+    no_guard: bool,
     /// Bias of the adapted model's scores (default: the base model's).
     #[arg(long, allow_hyphen_values = true)]
     bias: Option<f64>,
@@ -118,6 +124,7 @@ pub fn exec(args: BootstrapArgs) -> anyhow::Result<Outcome> {
             min_pages: args.min_pages,
             fallback: args.fallback,
             check: !args.no_check,
+            guard: !args.no_guard,
             ..BootstrapOptions::default()
         },
         features,

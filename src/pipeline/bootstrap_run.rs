@@ -266,10 +266,19 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         // of the sources that showed a gain, the supervised model (through the guard) every
         // other page.
         let kept = bootstrap::passing_templates(&cache, &outcome.checks);
-        if kept.is_empty() {
+        // Unguarded, the adapted model scores every page: it is kept only if every source
+        // showed a gain.
+        if kept.is_empty() || (!opts.guard && !failing.is_empty()) {
             write_supervised(r)?;
             let why = if outcome.checks.is_empty() {
                 "no source had held-out pages".to_string()
+            } else if !opts.guard && !failing.is_empty() {
+                format!(
+                    "no gain shown on {} of {} source(s), and --no-guard gives every page the adapted model: {}",
+                    failing.len(),
+                    outcome.checks.len(),
+                    listed(&failing)
+                )
             } else if failing.is_empty() {
                 "no layout of the sources with a gain was recorded".to_string()
             } else if failing.len() == outcome.checks.len() {
@@ -291,7 +300,7 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
             ));
             return Ok(BootstrapSummary { failed, adapted: false, checks: outcome.checks });
         }
-        if !failing.is_empty() {
+        if opts.guard && !failing.is_empty() {
             let layouts = kept.len();
             if let Some(info) = model.header.bootstrap.as_mut() {
                 info.templates = kept;

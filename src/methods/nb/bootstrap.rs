@@ -46,6 +46,10 @@ pub struct BootstrapOptions {
     /// Hold pages of each source out of L and keep the adapted model only if, on them, it
     /// passes the label-free check ([`SourceCheck`]); false adapts as the paper does.
     pub check: bool,
+    /// Record the adapted sources' layouts in the adapted model, so pages of other layouts are
+    /// scored by the base model ([`super::guard`]); false scores every page with the adapted
+    /// model, as in the paper.
+    pub guard: bool,
 }
 
 impl Default for BootstrapOptions {
@@ -62,6 +66,7 @@ impl Default for BootstrapOptions {
             min_count: 2,
             fallback: 0.0,
             check: true,
+            guard: true,
         }
     }
 }
@@ -549,7 +554,7 @@ pub fn bootstrap(
     // The adapted sources' layouts guard every adapted model, the iterations' too (their
     // `--eval-manifest` scores are the guarded model's): other pages get the base model.
     let templates: Vec<Vec<u64>> =
-        cache.templates.iter().filter(|(g, _)| eligible[*g as usize]).map(|(_, t)| t.clone()).collect();
+        cache.templates.iter().filter(|(g, _)| opts.guard && eligible[*g as usize]).map(|(_, t)| t.clone()).collect();
     let mut model = base.clone();
     let mut spans: Vec<Option<(usize, usize)>> = vec![None; pages];
     let mut conf = vec![0.0; pages];
