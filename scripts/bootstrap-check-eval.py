@@ -36,8 +36,63 @@ def eval_f1(args, scored, model=None):
     return json.loads(p.stdout)["overall"]["shingle_f1"]
 
 
-def bootstrap(args, pool, tmp, extra, out):
-    cmd = [args.bin, "bootstrap", "--unlabeled", pool, "--out", out, "--group-by", "site",
+def per_page(args, scored, tmp, model=None):
+    """Each scored page's (shingle precision, recall), site memory off."""
+    out = os.path.join(tmp, "per-page.jsonl")
+    cmd = [args.bin, "eval", "--manifest", scored, "--site-memory-pages", "0", "--threads", "2", "--per-page", out]
+    if model:
+        cmd += ["--model", model]
+    subprocess.run(cmd, check=True, capture_output=True)
+    with open(out) as f:
+        return {r["id"]: (r["sh_p"] or 0.0, r["sh_r"] or 0.0) for r in map(json.loads, f)}
+
+
+def pooled(pages):
+    p = sum(x[0] for x in pages) / len(pages)
+    r = sum(x[1] for x in pages) / len(pages)
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def one_pool(args, rows, base, tmp):
+    """Every site in one bootstrap run (each site a source, or each template with
+    `host-template`): the check decides per source. Pool = the scored pages, and each year
+    scored with the other three years of every site as the pool."""
+    years = sorted({r["year"] for r in rows})
+    print("big9, every site in one pool (per-source check), site memory off: "
+          "supervised -> the paper (--no-check --no-guard) -> default with --iterations")
+    for group in ("site", "host-template"):
+        cases = [("pool = scored pages", rows, rows)]
+        cases += [(f"held-out {y}", [r for r in rows if r["year"] != y], [r for r in rows if r["year"] == y])
+                  for y in years]
+        res = {"sup": {}, "paper": {}, "check": {}}
+        for name, pool_rows, scored_rows in cases:
+            pool, scored = os.path.join(tmp, "pool.jsonl"), os.path.join(tmp, "scored.jsonl")
+            write_manifest(pool_rows, base, pool)
+            write_manifest(scored_rows, base, scored)
+            paper, checked = os.path.join(tmp, "paper.nbm"), os.path.join(tmp, "checked.nbm")
+            bootstrap(args, pool, tmp, ["--no-check", "--no-guard"], paper, group)
+            log = bootstrap(args, pool, tmp, [], checked, group)
+            line = next((x for x in log.splitlines() if x.startswith("adapted for") or "not kept" in x),
+                        "every source adapted")
+            key = "scored" if name.startswith("pool") else "held"
+            got = {k: per_page(args, scored, tmp, m) for k, m in (("sup", None), ("paper", paper), ("check", checked))}
+            for k in res:
+                res[k].setdefault(key, {}).update(got[k])
+            print(f"  --group-by {group}, {name}: {pooled(list(got['sup'].values())):.4f} -> "
+                  f"{pooled(list(got['paper'].values())):.4f} -> {pooled(list(got['check'].values())):.4f}  "
+                  f"[{line[:100]}]", flush=True)
+        held = [(r["site"], r["year"]) for r in rows]
+        worst = min(
+            (pooled([res["check"]["held"][r["id"]] for r in rows if (r["site"], r["year"]) == sy])
+             - pooled([res["sup"]["held"][r["id"]] for r in rows if (r["site"], r["year"]) == sy]), sy)
+            for sy in sorted(set(held)))
+        print(f"  --group-by {group}, held-out years pooled: {pooled(list(res['sup']['held'].values())):.4f} -> "
+              f"{pooled(list(res['paper']['held'].values())):.4f} -> {pooled(list(res['check']['held'].values())):.4f}; "
+              f"worst site-year with the check {worst[1][0]} {worst[1][1]} {worst[0]:+.4f}")
+
+
+def bootstrap(args, pool, tmp, extra, out, group="site"):
+    cmd = [args.bin, "bootstrap", "--unlabeled", pool, "--out", out, "--group-by", group,
            "--iterations", str(args.iterations), "--cache-dir", tmp, "--site-memory-pages", "0"] + extra
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -95,6 +150,7 @@ def main():
                 verdicts.append(("held-out year", f"{s} {y}", sup, ung, gua, chk, kept))
                 print(f"  {s:<12} {y} {sup:.3f} | {ung:.3f} | {gua:.3f} | {chk:.3f} | "
                       f"{'adapted kept' if kept else 'supervised kept'}  [{'; '.join(checks)}]", flush=True)
+        one_pool(args, [r for r in rows if r["split"] == "dev"], base, tmp)
     print("summary: mean F1 over the rows, and the worst row against the supervised model")
     for kind in ("pool=scored", "held-out year"):
         v = [x for x in verdicts if x[0] == kind]
