@@ -357,6 +357,7 @@ fn count_first(
         return Ok(());
     }
     let started = std::time::Instant::now();
+    tracing::info!("site memory, first pass: counting the blocks of every page of the inputs");
     let mut memory = match &o.from {
         Some(from) => {
             let err = |message: String| PipelineError::State { path: from.clone(), message };
