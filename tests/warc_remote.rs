@@ -142,6 +142,19 @@ fn remote_warcs_stream_resume_after_a_drop_and_match_a_local_read() {
     assert_eq!(ranges.len(), 2);
     assert!(ranges[1].as_deref().is_some_and(|r| r.starts_with("bytes=") && r != "bytes=0-"), "{ranges:?}");
 
+    // Two passes read a remote input twice (the first counts site memory) and write what two
+    // passes over the local file write.
+    let two = |input: &str, name: &str| {
+        let out = dir.path().join(name);
+        let o = pipeline(&["--warc", input, "--out", out.to_str().unwrap(), "--site-memory-two-pass"]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        texts(&out)
+    };
+    let before = served.log.lock().unwrap().iter().filter(|(p, _)| p == "/whole.warc.gz").count();
+    assert_eq!(two(&format!("{base}/whole.warc.gz"), "two-remote"), two(local.to_str().unwrap(), "two-local"));
+    let after = served.log.lock().unwrap().iter().filter(|(p, _)| p == "/whole.warc.gz").count();
+    assert_eq!(after - before, 2, "the first pass and the second each read the input once");
+
     // A server that drops every connection: the file fails, named, after bounded retries;
     // the other input is still read.
     let out = dir.path().join("broken");
