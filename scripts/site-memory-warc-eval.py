@@ -6,9 +6,10 @@ Usage: scripts/site-memory-warc-eval.py [--bin target/release/pipeline] [--datas
 The dev pages of big9 (each site's pages in one WARC, site after site, under https://SITE.test/)
 and of dragnet (dev and train pages, one WARC per host, under the page's own host; only the
 dev pages of hosts with at least 5 pages are scored) are packed with `pipeline pack-warc` and
-run through `pipeline --warc` three times: site memory off (`--site-memory-pages 0`), online
-(the default: each page judged by the pages before it), and `--site-memory-two-pass` (every
-page counted first). The records' text is scored with ../shared/peers/score.py's shingle F1.
+run through `pipeline --warc` four times: site memory off (`--site-memory-pages 0`), online
+(the default: each page judged by the pages before it), `--site-memory-two-pass` (every page
+counted first), and a first pass over one input in two (`--site-memory-first-pass-every 2`:
+the other inputs' pages are counted as they are extracted). The records' text is scored with ../shared/peers/score.py's shingle F1.
 """
 import argparse
 import collections
@@ -66,7 +67,12 @@ def main():
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     work = tempfile.mkdtemp(prefix="site-memory-warc-")
-    modes = {"off": ["--site-memory-pages", "0"], "online": [], "two-pass": ["--site-memory-two-pass"]}
+    modes = {
+        "off": ["--site-memory-pages", "0"],
+        "online": [],
+        "two-pass": ["--site-memory-two-pass"],
+        "two-pass, 1 input in 2": ["--site-memory-two-pass", "--site-memory-first-pass-every", "2"],
+    }
 
     sets = []
     big9_dir = os.path.join(a.datasets, "big9")

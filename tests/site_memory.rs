@@ -302,6 +302,26 @@ fn a_two_pass_run_judges_every_page_by_all_of_its_sites_pages() {
     assert_eq!((resumed.len(), urls.len()), (150, 150), "a record lost or written twice");
     assert_eq!(resumed.iter().filter(|r| has_box(r)).count(), 0);
 
+    // A first pass over one input in two (`--site-memory-first-pass-every 2`): the first file's
+    // pages are counted ahead, the second's as they are extracted. Each page is counted once
+    // (50 a site), and the box goes from every page.
+    let sampled = dir.path().join("sampled");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .env("RUST_LOG", "info")
+        .args(["--warc", first.to_str().unwrap(), second.to_str().unwrap(), "--out", sampled.to_str().unwrap()])
+        .args(["--site-memory-two-pass", "--site-memory-first-pass-every", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("75 pages of 3 host template(s)"), "the first pass counts the first file only: {stderr}");
+    let saved = std::fs::read(sampled.join("site_memory.bin")).unwrap();
+    let options = article_pipeline::site_memory::SiteMemoryOptions::default();
+    let m = article_pipeline::site_memory::SiteMemory::from_bytes(&saved, options).unwrap();
+    assert_eq!(m.pages("harbor-daily.test"), 50, "a page counted twice, or not at all");
+    let got = records(&sampled);
+    assert_eq!((got.len(), got.iter().filter(|r| has_box(r)).count()), (150, 0));
+
     // A feeds run has no first pass: refused before anything runs.
     let feeds = dir.path().join("feeds.txt");
     std::fs::write(&feeds, "http://127.0.0.1:9/feed.xml\n").unwrap();

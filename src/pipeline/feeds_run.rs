@@ -270,7 +270,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
             .map_err(|e| PipelineError::Source(format!("cannot start the async runtime: {e}")))?;
         rt.block_on(crawl.run(tx, progress))
     };
-    let mut stats = ctx.run(source, output, &mut checkpoint, stats, progress)?;
+    let mut stats = ctx.run(source, output, &mut checkpoint, stats, None, progress)?;
     // Per-host counts live in the state database (the crawl updates them as it goes); the
     // summary carries them too.
     let conn = open_state(&db_path)?;

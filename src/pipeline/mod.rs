@@ -18,7 +18,7 @@ pub mod shard;
 pub mod status;
 pub mod warc_run;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -295,7 +295,7 @@ impl RunContext<'_> {
     /// The run's site memory when it is on: the one saved in the output folder, when resuming
     /// or after a first pass ([`SiteMemoryOptions::two_pass`], its pages counted ahead), else
     /// the `from` file's or an empty one.
-    fn open_site_memory(&self) -> Result<Option<SiteMemory>, PipelineError> {
+    fn open_site_memory(&self, counted_ahead: Option<HashSet<String>>) -> Result<Option<SiteMemory>, PipelineError> {
         if !self.site_memory.enabled() {
             return Ok(None);
         }
@@ -308,27 +308,29 @@ impl RunContext<'_> {
         let err = |message: String| PipelineError::State { path: path.clone(), message };
         let bytes = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
         let mut m = SiteMemory::from_bytes(&bytes, self.site_memory.clone()).map_err(err)?;
-        if self.site_memory.two_pass {
+        if let Some(inputs) = counted_ahead.filter(|_| self.site_memory.two_pass) {
             // The first pass's counts, written before any record (`warc_run::count_first`).
-            m.set_counted_ahead();
+            m.set_counted_ahead(inputs);
         }
         Ok(Some(m))
     }
 
     /// Runs the stages, then writes `OUT/stats.json`; returns the (cumulative) stats.
+    /// `counted_ahead`: the inputs a two-pass run's first pass counted into the saved memory.
     fn run<S>(
         &self,
         source: S,
         output: (PartSink, NearDuplicateIndex),
         checkpoint: &mut dyn Checkpoint,
         mut stats: Stats,
+        counted_ahead: Option<HashSet<String>>,
         progress: &dyn Progress,
     ) -> Result<Stats, PipelineError>
     where
         S: FnOnce(&mut ItemSender) -> Result<(), PipelineError> + Send,
     {
         let (mut sink, mut index) = output;
-        let memory = self.open_site_memory()?.map(RwLock::new);
+        let memory = self.open_site_memory(counted_ahead)?.map(RwLock::new);
         let site_path = self.out.join(SITE_MEMORY_FILE);
         let mut stages = Stages {
             sink: &mut sink,
@@ -614,9 +616,13 @@ pub fn page_record(
     let host = site.and_then(|_| crate::site_memory::host_key(&page.final_url));
     let extracted = match (site, host.as_deref()) {
         (Some(memory), Some(host)) => {
+            let input = match &page.source {
+                crate::sources::Source::Warc { file, .. } => Some(file.as_str()),
+                crate::sources::Source::Feed { .. } => None,
+            };
             let (options, counted) = {
                 let m = memory.read().unwrap_or_else(|e| e.into_inner());
-                (m.options().clone(), m.counted_ahead())
+                (m.options().clone(), m.counted_ahead(input))
             };
             // A snapshot of the host's counts, taken when the extractor knows the page's
             // layout: no lock is held while the page is extracted. After a first pass

@@ -289,7 +289,7 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
             restart.insert(r.input.clone(), r.done);
         }
     }
-    count_first(ctx, &run.inputs, &done)?;
+    let counted_ahead = count_first(ctx, &run.inputs, &done)?;
     let resume_at = position.current.clone();
     let state = WarcState { version: 1, committed: position.clone(), pending: None };
     let mut checkpoint =
@@ -333,7 +333,7 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
         }
         Ok(())
     };
-    ctx.run(source, output, &mut checkpoint, stats, progress)
+    ctx.run(source, output, &mut checkpoint, stats, counted_ahead, progress)
 }
 
 /// Pages (and bytes of them) a first pass holds at once: enough to keep every thread busy,
@@ -342,22 +342,35 @@ const FIRST_PASS_BATCH_PAGES: usize = 64;
 const FIRST_PASS_BATCH_BYTES: usize = 4 << 20;
 
 /// The first pass of a two-pass run ([`SiteMemoryOptions::two_pass`](crate::site_memory::SiteMemoryOptions::two_pass)):
-/// the blocks of every page of the inputs not done yet, counted into the run's memory (the
-/// `from` file's, or an empty one) and saved as `OUT/site_memory.bin` before any record is
-/// written. A resumed run whose first pass was saved keeps it. Inputs that cannot be read are
-/// passed over here: the second pass reports them.
+/// the blocks of every page of the sampled inputs (one in
+/// [`first_pass_every`](crate::site_memory::SiteMemoryOptions::first_pass_every), by their
+/// place in the run's input list) not done yet, counted into the run's memory (the `from`
+/// file's, or an empty one) and saved as `OUT/site_memory.bin` before any record is written.
+/// A resumed run whose first pass was saved keeps it. Inputs that cannot be read are passed
+/// over here: the second pass reports them. Returns the sampled inputs, as their pages name
+/// them (None when the run has no first pass).
 fn count_first(
     ctx: &RunContext<'_>,
     inputs: &[(PathBuf, String)],
     done: &std::collections::HashSet<String>,
-) -> Result<(), PipelineError> {
+) -> Result<Option<std::collections::HashSet<String>>, PipelineError> {
     let o = &ctx.site_memory;
+    if !o.enabled() || !o.two_pass {
+        return Ok(None);
+    }
+    let every = o.first_pass_every.max(1) as usize;
+    let sampled: Vec<&(PathBuf, String)> = inputs.iter().step_by(every).collect();
+    let names = sampled.iter().map(|(path, _)| path.display().to_string()).collect();
     let saved = ctx.out.join(super::SITE_MEMORY_FILE);
-    if !o.enabled() || !o.two_pass || (ctx.resume && saved.exists()) {
-        return Ok(());
+    if ctx.resume && saved.exists() {
+        return Ok(Some(names));
     }
     let started = std::time::Instant::now();
-    tracing::info!("site memory, first pass: counting the blocks of every page of the inputs");
+    tracing::info!(
+        "site memory, first pass: counting the blocks of every page of {} of the {} inputs",
+        sampled.len(),
+        inputs.len()
+    );
     let mut memory = match &o.from {
         Some(from) => {
             let err = |message: String| PipelineError::State { path: from.clone(), message };
@@ -394,7 +407,7 @@ fn count_first(
         }
         batch.clear();
     };
-    for (path, _) in inputs.iter().filter(|(_, key)| !done.contains(key)) {
+    for (path, _) in sampled.into_iter().filter(|(_, key)| !done.contains(key)) {
         let Ok(events) = sources::warc_events(path) else { continue };
         for event in events {
             let SourceEvent::Page(page) = event else { continue };
@@ -416,7 +429,7 @@ fn count_first(
         memory.hosts(),
         started.elapsed().as_secs_f64()
     );
-    Ok(())
+    Ok(Some(names))
 }
 
 #[cfg(test)]

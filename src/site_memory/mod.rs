@@ -20,7 +20,7 @@
 //! 2002, keeps what repeats). The memory is plain data ([`SiteMemory::to_bytes`]): it is saved
 //! with the run's state, so a resumed run or the next feed poll starts warm.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -68,6 +68,12 @@ pub struct SiteMemoryOptions {
     /// poll).
     #[arg(long = "site-memory-two-pass", id = "site_memory_two_pass")]
     pub two_pass: bool,
+    /// With [`two_pass`](Self::two_pass): the first pass counts one input in this many (the
+    /// first, the N+1st, …), so a large crawl is not read twice whole. Pages of the other
+    /// inputs are judged by those counts and by the pages extracted before them, and counted
+    /// as they are extracted, as online. 1 counts every input.
+    #[arg(long = "site-memory-first-pass-every", id = "site_memory_first_pass_every", default_value_t = SiteMemoryOptions::default().first_pass_every)]
+    pub first_pass_every: u32,
 }
 
 impl Default for SiteMemoryOptions {
@@ -80,6 +86,7 @@ impl Default for SiteMemoryOptions {
             template_similarity: 0.5,
             from: None,
             two_pass: false,
+            first_pass_every: 1,
         }
     }
 }
@@ -99,6 +106,9 @@ impl SiteMemoryOptions {
         }
         if self.min_pages > 0 && self.max_blocks < 16 {
             out.push(format!("site_memory.max_blocks must be at least 16, got {}", self.max_blocks));
+        }
+        if self.first_pass_every == 0 {
+            out.push("site_memory.first_pass_every must be at least 1".into());
         }
         if let Some(f) = &self.from
             && !f.is_file()
@@ -345,24 +355,25 @@ pub struct SiteMemory {
     hosts: HashMap<String, Arc<HostMemory>>,
     clock: u64,
     options: SiteMemoryOptions,
-    /// Every page the run judges is counted already (a two-pass run's first pass).
-    counted_ahead: bool,
+    /// The inputs (as their pages name them) whose pages a two-pass run's first pass counted.
+    counted_ahead: Option<HashSet<String>>,
 }
 
 impl SiteMemory {
     pub fn new(options: SiteMemoryOptions) -> Self {
-        SiteMemory { hosts: HashMap::new(), clock: 0, options, counted_ahead: false }
+        SiteMemory { hosts: HashMap::new(), clock: 0, options, counted_ahead: None }
     }
 
-    /// Marks the memory as holding every page the run will judge
-    /// ([`SiteMemoryOptions::two_pass`]): each page is then judged with its own blocks taken
-    /// out ([`HostView::new`]`(_, true)`) and not counted again.
-    pub fn set_counted_ahead(&mut self) {
-        self.counted_ahead = true;
+    /// Marks the memory as holding every page of these inputs ([`SiteMemoryOptions::two_pass`]):
+    /// their pages are judged with their own blocks taken out ([`HostView::new`]`(_, true)`)
+    /// and not counted again; other pages are counted as they are extracted.
+    pub fn set_counted_ahead(&mut self, inputs: HashSet<String>) {
+        self.counted_ahead = Some(inputs);
     }
 
-    pub fn counted_ahead(&self) -> bool {
-        self.counted_ahead
+    /// Were the pages of this input (a page's source file) counted ahead?
+    pub fn counted_ahead(&self, input: Option<&str>) -> bool {
+        matches!((&self.counted_ahead, input), (Some(set), Some(i)) if set.contains(i))
     }
 
     /// A memory read back from a run's state, under this run's options (capacity included).
@@ -511,7 +522,7 @@ impl SiteMemory {
         };
         let clock = r.u64()?;
         let n = r.u64()?;
-        let mut m = SiteMemory { hosts: HashMap::new(), clock, options, counted_ahead: false };
+        let mut m = SiteMemory { hosts: HashMap::new(), clock, options, counted_ahead: None };
         for _ in 0..n {
             let len = r.u32()? as usize;
             let at = r.at;
