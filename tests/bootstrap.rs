@@ -147,18 +147,22 @@ fn page(site: &str, n: usize, comments: usize) -> (String, String) {
     (html, gold)
 }
 
+/// `pipeline extract PATH [--model MODEL]`: the page's text.
+fn extract(path: &Path, model: Option<&Path>) -> String {
+    let mut args = vec!["extract".to_string(), path.display().to_string()];
+    if let Some(m) = model {
+        args.extend(["--model".to_string(), m.display().to_string()]);
+    }
+    let o = pipeline(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 fn f1(model: Option<&Path>, pages: &[(std::path::PathBuf, String)]) -> f64 {
     let mut metrics = Vec::new();
     for (path, gold) in pages {
-        let mut args = vec!["extract".to_string(), path.display().to_string()];
-        if let Some(m) = model {
-            args.push("--model".into());
-            args.push(m.display().to_string());
-        }
-        let o = pipeline(&args.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let gold = Gold { text: Some(gold.clone()), ..Gold::default() };
-        metrics.push(score_page(&gold, &String::from_utf8_lossy(&o.stdout)));
+        metrics.push(score_page(&gold, &extract(path, model)));
     }
     aggregate(metrics.iter()).shingle_f1.unwrap()
 }
@@ -281,13 +285,7 @@ fn bootstrap_fixes_two_synthetic_sites_and_refuses_small_sources() {
     let text = |html: &str, model: Option<&Path>| {
         let path = dir.path().join("one.html");
         std::fs::write(&path, html).unwrap();
-        let mut args = vec!["extract".to_string(), path.display().to_string()];
-        if let Some(m) = model {
-            args.extend(["--model".to_string(), m.display().to_string()]);
-        }
-        let o = pipeline(&args.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).into_owned()
+        extract(&path, model)
     };
     assert_ne!(text(&html, Some(&model)), text(&html, None), "a page of the pool's layout is adapted");
     assert_eq!(text(&redesign, Some(&model)), text(&redesign, None), "a new layout gets the supervised model");
@@ -433,17 +431,8 @@ fn each_source_keeps_what_the_check_found_for_it() {
     let (heavy_sup, heavy_ada) = (f1(None, &heavy), f1(Some(&model), &heavy));
     eprintln!("a.test, long comment sections: supervised F1 {heavy_sup:.3}, bootstrapped {heavy_ada:.3}");
     assert!(heavy_ada > heavy_sup + 0.2, "a.test not adapted: {heavy_sup:.3} -> {heavy_ada:.3}");
-    let text = |path: &Path, model: Option<&Path>| {
-        let mut args = vec!["extract".to_string(), path.display().to_string()];
-        if let Some(m) = model {
-            args.extend(["--model".to_string(), m.display().to_string()]);
-        }
-        let o = pipeline(&args.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        o.stdout
-    };
     for (path, _) in &plain {
-        assert!(text(path, Some(&model)) == text(path, None), "{} was adapted", path.display());
+        assert!(extract(path, Some(&model)) == extract(path, None), "{} was adapted", path.display());
     }
 }
 

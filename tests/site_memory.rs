@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use article_pipeline::sink::{list_parts, read_part};
+use article_pipeline::site_memory::{SiteMemory, SiteMemoryOptions};
 use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
 use serde_json::Value;
 
@@ -101,6 +102,11 @@ fn write_crawl(path: &Path, pages: impl Iterator<Item = (&'static str, usize, St
         w.write_exchange(&ex).unwrap();
     }
     w.finish().unwrap();
+}
+
+/// The site memory a run saved in its output folder.
+fn saved_memory(out: &Path) -> SiteMemory {
+    SiteMemory::from_bytes(&std::fs::read(out.join("site_memory.bin")).unwrap(), SiteMemoryOptions::default()).unwrap()
 }
 
 fn records(out: &Path) -> Vec<Value> {
@@ -211,11 +217,7 @@ fn site_memory_learns_a_redesign_from_its_own_pages() {
     // The new layout's first 3 pages teach it; the box goes from the 4th on.
     assert_eq!(templates.iter().filter(|kept| **kept).count(), 3, "{templates:?}");
     assert!(templates[3..].iter().all(|kept| !kept), "{templates:?}");
-    let m = article_pipeline::site_memory::SiteMemory::from_bytes(
-        &std::fs::read(dir.path().join("templates/site_memory.bin")).unwrap(),
-        article_pipeline::site_memory::SiteMemoryOptions::default(),
-    )
-    .unwrap();
+    let m = saved_memory(&dir.path().join("templates"));
     assert_eq!((m.hosts(), m.pages(SITES[0])), (2, 65), "two templates of one host");
 }
 
@@ -227,9 +229,7 @@ fn site_memory_is_saved_with_the_run_and_a_resumed_run_starts_warm() {
     let out = dir.path().join("out");
     let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let saved = std::fs::read(out.join("site_memory.bin")).unwrap();
-    let options = article_pipeline::site_memory::SiteMemoryOptions::default();
-    let m = article_pipeline::site_memory::SiteMemory::from_bytes(&saved, options).unwrap();
+    let m = saved_memory(&out);
     assert_eq!(m.hosts(), 3);
     assert_eq!(m.pages("harbor-daily.test"), 50);
 
@@ -264,9 +264,7 @@ fn a_two_pass_run_judges_every_page_by_all_of_its_sites_pages() {
         assert!((0..6).all(|p| t.contains(&format!("Paragraph {p} of story"))), "{}:\n{t}", r["metadata"]["url"]);
     }
     // The memory holds each site's 50 pages, counted once.
-    let options = article_pipeline::site_memory::SiteMemoryOptions::default();
-    let saved = std::fs::read(out.join("site_memory.bin")).unwrap();
-    let m = article_pipeline::site_memory::SiteMemory::from_bytes(&saved, options).unwrap();
+    let m = saved_memory(&out);
     assert_eq!(m.pages("harbor-daily.test"), 50);
 
     // The same crawl in two files, the second cut short: exit 1, its pages read so far written.
@@ -315,9 +313,7 @@ fn a_two_pass_run_judges_every_page_by_all_of_its_sites_pages() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("75 pages of 3 host template(s)"), "the first pass counts the first file only: {stderr}");
-    let saved = std::fs::read(sampled.join("site_memory.bin")).unwrap();
-    let options = article_pipeline::site_memory::SiteMemoryOptions::default();
-    let m = article_pipeline::site_memory::SiteMemory::from_bytes(&saved, options).unwrap();
+    let m = saved_memory(&sampled);
     assert_eq!(m.pages("harbor-daily.test"), 50, "a page counted twice, or not at all");
     let got = records(&sampled);
     assert_eq!((got.len(), got.iter().filter(|r| has_box(r)).count()), (150, 0));

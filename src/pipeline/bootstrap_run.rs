@@ -220,12 +220,11 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
     let small: Vec<String> =
         sizes.iter().filter(|(_, n)| **n < opts.min_pages).map(|(g, n)| format!("{g} ({n})")).collect();
     if !small.is_empty() {
-        let more = if small.len() > 20 { " …" } else { "" };
         say(&format!(
-            "not adapted ({} source(s) with fewer than {} pages): {}{more}",
+            "not adapted ({} source(s) with fewer than {} pages): {}",
             small.len(),
             opts.min_pages,
-            small.iter().take(20).cloned().collect::<Vec<_>>().join(", ")
+            listed(&small)
         ));
     }
     let eval_entries = if r.eval_manifests.is_empty() {
@@ -256,44 +255,34 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         say(&format!("check {c}"));
     }
     let failing: Vec<&str> = outcome.checks.iter().filter(|c| !c.passed()).map(|c| c.source.as_str()).collect();
-    let listed = |names: &[&str]| {
-        let more = if names.len() > 20 { " …" } else { "" };
-        format!("{}{more}", names[..names.len().min(20)].join(", "))
-    };
     let mut model = outcome.model;
     if opts.check {
         // Each source keeps what the check found for it: the adapted model serves the layouts
         // of the sources that showed a gain, the supervised model (through the guard) every
-        // other page.
+        // other page. Unguarded, the adapted model scores every page: it is kept only if every
+        // source showed a gain.
         let kept = bootstrap::passing_templates(&cache, &outcome.checks);
-        // Unguarded, the adapted model scores every page: it is kept only if every source
-        // showed a gain.
-        if kept.is_empty() || (!opts.guard && !failing.is_empty()) {
+        let why = if outcome.checks.is_empty() {
+            Some("no source had held-out pages".to_string())
+        } else if failing.len() == outcome.checks.len() || (!opts.guard && !failing.is_empty()) {
+            let unguarded = if opts.guard { "" } else { ", and --no-guard gives every page the adapted model" };
+            Some(format!(
+                "no gain shown on {} of {} source(s){unguarded}: {}",
+                failing.len(),
+                outcome.checks.len(),
+                listed(&failing)
+            ))
+        } else if kept.is_empty() {
+            Some(format!(
+                "no layout of the sources with a gain is left: none recorded, or each shared by a source \
+                 without one ({})",
+                listed(&failing)
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
             write_supervised(r)?;
-            let why = if outcome.checks.is_empty() {
-                "no source had held-out pages".to_string()
-            } else if !opts.guard && !failing.is_empty() {
-                format!(
-                    "no gain shown on {} of {} source(s), and --no-guard gives every page the adapted model: {}",
-                    failing.len(),
-                    outcome.checks.len(),
-                    listed(&failing)
-                )
-            } else if failing.is_empty() {
-                "no layout of the sources with a gain was recorded".to_string()
-            } else if failing.len() == outcome.checks.len() {
-                format!(
-                    "no gain shown on {} of {} source(s): {}",
-                    failing.len(),
-                    outcome.checks.len(),
-                    listed(&failing)
-                )
-            } else {
-                format!(
-                    "the layouts of the sources with a gain are shared by sources without one: {}",
-                    listed(&failing)
-                )
-            };
             say(&format!(
                 "self-training not kept ({why}; --no-check keeps it anyway): the supervised model {base_id} is kept -> {}",
                 r.out.display()
@@ -325,6 +314,13 @@ pub fn run(r: &BootstrapRun, log: &mut dyn FnMut(&str)) -> Result<BootstrapSumma
         r.out.display()
     ));
     Ok(BootstrapSummary { failed, adapted: true, checks: outcome.checks })
+}
+
+/// At most 20 names, comma-separated, with "…" when there are more.
+fn listed<S: AsRef<str>>(names: &[S]) -> String {
+    let more = if names.len() > 20 { " …" } else { "" };
+    let shown: Vec<&str> = names.iter().take(20).map(AsRef::as_ref).collect();
+    format!("{}{more}", shown.join(", "))
 }
 
 /// Writes the supervised model, unchanged, to `out`.

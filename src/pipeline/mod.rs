@@ -293,22 +293,22 @@ impl RunContext<'_> {
     }
 
     /// The run's site memory when it is on: the one saved in the output folder, when resuming
-    /// or after a first pass ([`SiteMemoryOptions::two_pass`], its pages counted ahead), else
-    /// the `from` file's or an empty one.
+    /// or after a first pass (`counted_ahead`: the inputs whose pages it counted,
+    /// [`SiteMemoryOptions::two_pass`]), else the `from` file's or an empty one.
     fn open_site_memory(&self, counted_ahead: Option<HashSet<String>>) -> Result<Option<SiteMemory>, PipelineError> {
         if !self.site_memory.enabled() {
             return Ok(None);
         }
         let saved = self.out.join(SITE_MEMORY_FILE);
         let path = match &self.site_memory.from {
-            _ if (self.resume || self.site_memory.two_pass) && saved.exists() => saved,
+            _ if (self.resume || counted_ahead.is_some()) && saved.exists() => saved,
             Some(from) => from.clone(),
             None => return Ok(Some(SiteMemory::new(self.site_memory.clone()))),
         };
         let err = |message: String| PipelineError::State { path: path.clone(), message };
         let bytes = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
         let mut m = SiteMemory::from_bytes(&bytes, self.site_memory.clone()).map_err(err)?;
-        if let Some(inputs) = counted_ahead.filter(|_| self.site_memory.two_pass) {
+        if let Some(inputs) = counted_ahead {
             // The first pass's counts, written before any record (`warc_run::count_first`).
             m.set_counted_ahead(inputs);
         }

@@ -20,6 +20,7 @@
 //! URL of a remote object), so one file named twice (`w.warc.gz`, `./w.warc.gz`, its absolute
 //! path) is read once.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -196,7 +197,7 @@ pub fn input_key(path: &Path) -> String {
 /// The inputs with their [`input_key`]s, without repeats (first occurrence kept): each key is
 /// computed once, for the resume state, shard assignment and the shard's manifest alike.
 pub fn keyed_inputs(inputs: Vec<PathBuf>) -> Vec<(PathBuf, String)> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     inputs
         .into_iter()
         .map(|p| (input_key(&p), p))
@@ -278,7 +279,7 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
     let position = previous.map(|s| s.resolve(&ctx.out)).unwrap_or_default();
     let stats = position.stats.clone();
     let (inputs, keys): (Vec<PathBuf>, Vec<String>) = run.inputs.iter().cloned().unzip();
-    let mut done: std::collections::HashSet<String> = position.done.iter().cloned().collect();
+    let mut done: HashSet<String> = position.done.iter().cloned().collect();
     // Inputs that ended early are read again from their first record not read whole, unless
     // they were tried too often.
     let mut restart: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
@@ -352,8 +353,8 @@ const FIRST_PASS_BATCH_BYTES: usize = 4 << 20;
 fn count_first(
     ctx: &RunContext<'_>,
     inputs: &[(PathBuf, String)],
-    done: &std::collections::HashSet<String>,
-) -> Result<Option<std::collections::HashSet<String>>, PipelineError> {
+    done: &HashSet<String>,
+) -> Result<Option<HashSet<String>>, PipelineError> {
     let o = &ctx.site_memory;
     if !o.enabled() || !o.two_pass {
         return Ok(None);
