@@ -41,7 +41,7 @@ fn the_chooser_is_fitted_measured_and_used() {
     let report = String::from_utf8(out.stdout).unwrap();
     assert!(report.contains("current") && report.contains("oracle") && report.contains("left out t"), "{report}");
     let text = std::fs::read_to_string(&out_file).unwrap();
-    let c = article_pipeline::extract::chooser::Chooser::from_json(&text).unwrap();
+    let c = article_pipeline::scoring::chooser::Chooser::from_json(&text).unwrap();
     assert_eq!(c.trees.len(), 5);
     assert!(c.trained_on.contains("cross-fitted in 2 folds"), "{}", c.trained_on);
     // Cross-fitting refits Naive Bayes models: not for another scorer.
@@ -65,4 +65,75 @@ fn the_chooser_is_fitted_measured_and_used() {
     // Out of range: refused before anything runs.
     let out = pipeline(&["extract", "--chooser-margin", "2", dir.path().join("html/0.html").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `pipeline train --chooser` stores a chooser fitted for the model it trains in the model
+/// file (the same bytes on every run), and the extractor consults that chooser, not the
+/// built-in one: a chooser that predicts a gain for every candidate switches the span, one
+/// that predicts none leaves it as without a chooser.
+#[test]
+fn a_model_trained_with_its_chooser_carries_it_and_extraction_uses_it() {
+    use article_pipeline::methods::nb::model::NbModel;
+    use article_pipeline::scoring::chooser::{Chooser, Node};
+
+    let dir = tempfile::tempdir().unwrap();
+    let m = story_manifest(dir.path(), &common::STORIES, page, |_| "train");
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let train = |out: &str| {
+        let o = pipeline(&["train", "--manifest", &m, "--out", out, "--chooser", "--chooser-folds", "2"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("chooser:"), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(out).unwrap()
+    };
+    let bytes = train(&path("a.nbm"));
+    assert_eq!(train(&path("b.nbm")), bytes, "the same model and chooser on every run");
+    let mut model = NbModel::from_bytes(&bytes).unwrap();
+    let c = model.header.chooser.clone().expect("the model file holds its chooser");
+    assert_eq!(c.trees.len(), 300);
+    assert!(c.trained_on.contains("cross-fitted in 2 folds"), "{}", c.trained_on);
+
+    let leaf = || vec![Node { feature: None, threshold: 0.0, left: 0, right: 0, value: 0.0 }];
+    let mut with = |name: &str, chooser: Option<Chooser>| {
+        model.header.chooser = chooser;
+        std::fs::write(path(name), model.to_bytes()).unwrap();
+        path(name)
+    };
+    let (none, always, never) = (
+        with("none.nbm", None),
+        with("always.nbm", Some(Chooser::new(1.0, vec![leaf()], "always".into()))),
+        with("never.nbm", Some(Chooser::new(-1.0, vec![leaf()], "never".into()))),
+    );
+    let extract = |model: &str, margin: &str| {
+        let o = pipeline(&["extract", "--model", model, "--chooser-margin", margin, &path("html/0.html")]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let plain = extract(&none, "0");
+    assert!(plain.contains(&common::STORIES[0][..30]), "{plain}");
+    assert_eq!(extract(&never, "0.05"), plain, "a chooser that sees no gain keeps the span");
+    assert_ne!(extract(&always, "0.05"), plain, "the model's chooser, not the built-in one, chose");
+
+    // `pipeline bootstrap` from this model: the adapted model carries the base's chooser.
+    let o = pipeline(&[
+        "bootstrap",
+        "--model",
+        &path("a.nbm"),
+        "--unlabeled",
+        &path("html"),
+        "--out",
+        &path("adapted.nbm"),
+        "--iterations",
+        "1",
+        "--no-check",
+        "--min-pages",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let adapted = NbModel::from_bytes(&std::fs::read(path("adapted.nbm")).unwrap()).unwrap();
+    assert!(adapted.header.bootstrap.is_some());
+    assert_eq!(adapted.header.chooser.as_ref(), Some(&c));
+
+    // Only Naive Bayes models hold a chooser.
+    let o = pipeline(&["train", "--manifest", &m, "--learner", "crf", "--out", &path("c.model"), "--chooser"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 }

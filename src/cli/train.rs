@@ -10,12 +10,14 @@ use anyhow::Context;
 use clap::Args;
 
 use article_pipeline::dataset;
+use article_pipeline::eval::chooser as chooser_fit;
+use article_pipeline::extract::ExtractOptions;
 use article_pipeline::features::FeatureSet;
 use article_pipeline::gold::LabelOptions;
 use article_pipeline::methods::blocks::features::BlockFeatureConfig;
 use article_pipeline::methods::blocks::learn::BlockTrainOptions;
 use article_pipeline::methods::mbl::knn::{MblOptions, Weighting};
-use article_pipeline::methods::nb::model::NbParams;
+use article_pipeline::methods::nb::model::{NbModel, NbParams};
 use article_pipeline::methods::pso::blocks::BlockOptions;
 use article_pipeline::methods::pso::train::{PsoTrainOptions, SwarmParams};
 use article_pipeline::methods::svm::features::YaoFeatureConfig;
@@ -94,6 +96,16 @@ pub struct TrainArgs {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// nb: also fit the span chooser for this model on the same pages and store it in the
+    /// model file, where `--chooser-margin` finds it (the built-in chooser was fitted for the
+    /// built-in model's choices). Each of `--chooser-folds` folds' candidates come from a model
+    /// of this recipe fitted on the other folds, so training takes about that many times longer
+    /// (models/README.md, "Span chooser").
+    #[arg(long)]
+    chooser: bool,
+    /// Folds of `--chooser`'s cross-fitting.
+    #[arg(long, default_value_t = 5)]
+    chooser_folds: usize,
     #[command(flatten)]
     pso: PsoArgs,
     #[command(flatten)]
@@ -248,6 +260,11 @@ impl TrainArgs {
 
 pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     let options = args.options()?;
+    anyhow::ensure!(
+        !args.chooser || args.learner == "nb",
+        "--chooser fits the span chooser of a Naive Bayes model: use --learner nb"
+    );
+    anyhow::ensure!(!args.chooser || args.chooser_folds >= 2, "--chooser-folds must be at least 2");
     let entries = dataset::read_manifests(&args.manifest, Some(&args.split))?;
     anyhow::ensure!(!entries.is_empty(), "no `{}` pages in {:?}", args.split, args.manifest);
     // A progress line on terminals: "training: done/total pages", every 20 pages.
@@ -259,10 +276,25 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
         }
     };
     let t = Instant::now();
-    let trained = methods::train(&args.learner, &entries, &options, &progress)?;
+    let mut trained = methods::train(&args.learner, &entries, &options, &progress)?;
     let mut err = std::io::stderr().lock();
     if tty {
         writeln!(err)?;
+    }
+    if args.chooser {
+        let mut model = NbModel::from_bytes(&trained.bytes).context("reading the model just trained")?;
+        let (sources, _) = dataset::sources_of(entries.iter());
+        let chooser = chooser_fit::fit_for_model(
+            &model.header,
+            &ExtractOptions::default(),
+            &entries,
+            args.chooser_folds,
+            args.threads,
+            &sources.join(" + "),
+        )?;
+        trained.report.push(format!("chooser: {}", chooser.trained_on));
+        model.header.chooser = Some(chooser);
+        trained.bytes = model.to_bytes();
     }
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;

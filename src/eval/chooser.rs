@@ -13,10 +13,10 @@ use rayon::prelude::*;
 use super::metrics::{PageMetrics, aggregate, score_page};
 use crate::dataset::ManifestEntry;
 use crate::extract::candidates::N_FEATURES;
-use crate::extract::chooser::{self, Chooser, N_INPUTS, Node};
 use crate::extract::{ExtractOptions, Extractor};
 use crate::methods::nb::model::{NbHeader, NbScorer};
 use crate::methods::nb::train::{LabelOptions, train_nb};
+use crate::scoring::chooser::{self, Chooser, N_INPUTS, Node};
 
 /// One page's candidates: features and metrics, the current choice first.
 #[derive(Debug, Clone)]
@@ -91,6 +91,23 @@ pub fn collect_cross_fitted(
         out.extend(collect(&extractor, &held, threads)?);
     }
     Ok(out)
+}
+
+/// A chooser for the choices of `model`, which learned from `entries`: their candidates
+/// cross-fitted in `folds` folds ([`collect_cross_fitted`]), the default boosting
+/// ([`BoostOptions`]). What `pipeline train --chooser` stores in the model file.
+pub fn fit_for_model(
+    model: &NbHeader,
+    options: &ExtractOptions,
+    entries: &[ManifestEntry],
+    folds: usize,
+    threads: usize,
+    trained_on: &str,
+) -> Result<Chooser, CrossFitError> {
+    let options = ExtractOptions { chooser_margin: 0.0, ..options.clone() };
+    let pages = collect_cross_fitted(model, &options, entries, folds, threads)?;
+    let trained_on = format!("{trained_on} (cross-fitted in {folds} folds)");
+    Ok(fit(&pages, &BoostOptions::default(), &trained_on))
 }
 
 /// A page-level shingle F1, as the pooled figure is built (from the page's P and R).

@@ -3,7 +3,7 @@
 //! gallery run, a teaser rail, the comment thread). The evidence to do better is on the page:
 //! the other maximal runs of positive score (Ruzzo & Tompa), and the elements whose subtree
 //! holds text (readability's insight: score a container by the text it holds). Each candidate
-//! gets a fixed vector of page-relative features; [`super::chooser`] weighs them.
+//! gets a fixed vector of page-relative features; [`crate::scoring::chooser`] weighs them.
 //!
 //! One pass over the page's tokens, after scoring, with an open-element stack and prefix sums:
 //! no DOM, and at most [`MAX_RUNS`] + [`MAX_ELEMENTS`] candidates a page.
@@ -23,30 +23,7 @@ pub const MIN_ELEMENT_WORDS: u32 = 30;
 /// Open elements tracked (deeper ones are not candidates).
 const MAX_DEPTH: usize = 256;
 
-/// Names of the features, in order (the chooser file lists its weights by these names).
-pub const FEATURE_NAMES: [&str; N_FEATURES] = [
-    "bias",
-    "value_share",
-    "mean_score",
-    "log_words",
-    "word_share",
-    "link_share",
-    "start_position",
-    "holds_h1",
-    "after_h1",
-    "in_furniture",
-    "is_current",
-    "holds_current",
-    "inside_current",
-    "in_article",
-    "sentence_share",
-    "is_element",
-    "in_positive",
-    "paragraph_density",
-    "text_density",
-    "comma_share",
-];
-pub const N_FEATURES: usize = 20;
+pub use crate::scoring::chooser::{FEATURE_NAMES, N_FEATURES};
 
 /// A candidate span (tokens `start..=end`) and its features.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,14 +5,13 @@
 //! [`Extractor::extract`] (whole page) or [`Extractor::page`] (chunked writes).
 
 pub mod candidates;
-pub mod chooser;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
 
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions, tags};
 use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
-use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, max_subsequence};
+use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, chooser, max_subsequence};
 use crate::site_memory::{self, SiteLookup, SiteMemoryOptions};
 use candidates::Candidate;
 
@@ -505,7 +504,8 @@ impl PageExtraction<'_> {
         {
             best = Some(anchor(segs, b, h1, self.options.title_anchor_ratio));
         }
-        let chooser = (self.options.chooser_margin > 0.0).then(chooser::builtin);
+        let chooser: Option<&chooser::Chooser> =
+            (self.options.chooser_margin > 0.0).then(|| self.scorer.chooser().unwrap_or_else(|| chooser::builtin()));
         if let (Some(b), Some(segs), Some(scores)) = (best, segments.as_deref(), sink.scores.as_deref())
             && (chooser.is_some() || collect.is_some())
         {

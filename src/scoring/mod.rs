@@ -7,6 +7,7 @@
 //! token, in order, possibly a few tokens late (a trigram scorer needs two tokens of
 //! look-ahead). The model behind a scorer is immutable and shared between threads.
 
+pub mod chooser;
 pub mod max_subsequence;
 pub use crate::model_file;
 
@@ -26,6 +27,11 @@ pub trait Scorer: Send + Sync {
     fn set_bias(&mut self, _bias: f64) {}
     /// Sets the extra constant added to the scores of tags (no-op where meaningless).
     fn set_tag_bias(&mut self, _tag_bias: f64) {}
+    /// The span chooser fitted for this scorer's choices, if its model file holds one; the
+    /// extractor then uses it instead of the built-in one ([`chooser::builtin`]).
+    fn chooser(&self) -> Option<&chooser::Chooser> {
+        None
+    }
     /// How the extractor turns this scorer's token scores into text (default: one maximum
     /// subsequence).
     fn selection(&self) -> Selection {

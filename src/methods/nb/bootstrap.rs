@@ -696,7 +696,11 @@ fn retrain(
         importance_entries: 0,
         templates: Vec::new(),
     };
-    Ok(model.with_importance(&weights, info))
+    let mut model = model.with_importance(&weights, info);
+    // The base's chooser goes with it: the adapted model's choices are the base's, made
+    // better on its layouts, and the guard gives the base every other page.
+    model.header.chooser = base.header.chooser.clone();
+    Ok(model)
 }
 
 #[cfg(test)]

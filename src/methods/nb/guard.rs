@@ -11,6 +11,7 @@
 //! models only.
 
 use crate::html::{Token, TokenKind};
+use crate::scoring::chooser::Chooser;
 use crate::scoring::{PageScorer, Scorer};
 use crate::site_memory::template::{TagWords, sketch_similarity};
 
@@ -72,6 +73,11 @@ impl Scorer for GuardedScorer {
 
     fn set_tag_bias(&mut self, tag_bias: f64) {
         self.adapted.set_tag_bias(tag_bias);
+    }
+
+    /// The adapted model's chooser (`pipeline bootstrap` copies its base's), else the base's.
+    fn chooser(&self) -> Option<&Chooser> {
+        self.adapted.chooser().or_else(|| self.base.chooser())
     }
 
     fn page_scorer(&self) -> Box<dyn PageScorer + '_> {

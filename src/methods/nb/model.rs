@@ -19,6 +19,7 @@ use crate::features::{FeatureSet, FeatureStream, FeatureType, KeyedFeatures, Tok
 use crate::html::Token;
 use crate::html::normalize::{HASH_SEED, HashKeyed, Normalizer};
 use crate::model_file::{self, ModelFileError, Reader};
+use crate::scoring::chooser::Chooser;
 use crate::scoring::{PageScorer, Scorer};
 
 /// What a model file says about itself (the JSON header of the container).
@@ -52,6 +53,11 @@ pub struct NbHeader {
     /// an importance weight per trigram.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap: Option<BootstrapInfo>,
+    /// The span chooser fitted for this model's choices (`pipeline train --chooser`), used
+    /// instead of the built-in one when the extractor's `chooser_margin` is on. Absent in
+    /// the built-in model, whose chooser is built into the binary (`models/chooser.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chooser: Option<Chooser>,
 }
 
 /// How a model was adapted to unlabelled pages (`pipeline bootstrap`).
@@ -240,6 +246,7 @@ impl NbModel {
             weight_scale: scale,
             training,
             bootstrap: None,
+            chooser: None,
         };
         let quantised: Vec<(u64, i16)> =
             weights.iter().map(|&(k, w)| (k, (w / scale).round().clamp(-32767.0, 32767.0) as i16)).collect();
@@ -609,6 +616,10 @@ impl Scorer for NbScorer {
 
     fn set_tag_bias(&mut self, tag_bias: f64) {
         self.model.header.tag_bias = tag_bias;
+    }
+
+    fn chooser(&self) -> Option<&Chooser> {
+        self.model.header.chooser.as_ref()
     }
 
     fn page_scorer(&self) -> Box<dyn PageScorer + '_> {

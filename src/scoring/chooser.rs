@@ -1,17 +1,45 @@
 //! The learned chooser of the span (issue 28): gradient-boosted regression trees over the
-//! differences between a candidate's features ([`super::candidates`]) and the current
-//! choice's predict how much better (shingle F1) the candidate would be; the extractor takes
-//! the best candidate when its predicted gain passes [`super::ExtractOptions::chooser_margin`].
-//! Trees, not a linear model: whether a longer run is the article or a comment thread depends
-//! on its other features together (its link share, its place after the headline, its
-//! furniture). Fitted by `pipeline chooser` on the shippable training pages (wcxb train and
-//! aeb) and built into the binary from `models/chooser.json`.
+//! differences between a candidate's features ([`crate::extract::candidates`]) and the
+//! current choice's predict how much better (shingle F1) the candidate would be; the extractor
+//! takes the best candidate when its predicted gain passes its `chooser_margin`. Trees, not a
+//! linear model: whether a longer run is the article or a comment thread depends on its other
+//! features together (its link share, its place after the headline, its furniture).
+//!
+//! A chooser is fitted for one scorer's choices: `pipeline chooser` fits the built-in one
+//! (`models/chooser.json`, on the shippable training pages wcxb train and aeb) for the
+//! built-in model, and `pipeline train --chooser` fits one for the model it trains and stores
+//! it in the model file's header, where [`crate::scoring::Scorer::chooser`] finds it. It sits
+//! here, below the methods, so that a model file can hold one.
 
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::candidates::{FEATURE_NAMES, N_FEATURES};
+/// Names of the candidate features ([`crate::extract::candidates`] computes them), in order:
+/// the chooser file lists its weights by these names.
+pub const FEATURE_NAMES: [&str; N_FEATURES] = [
+    "bias",
+    "value_share",
+    "mean_score",
+    "log_words",
+    "word_share",
+    "link_share",
+    "start_position",
+    "holds_h1",
+    "after_h1",
+    "in_furniture",
+    "is_current",
+    "holds_current",
+    "inside_current",
+    "in_article",
+    "sentence_share",
+    "is_element",
+    "in_positive",
+    "paragraph_density",
+    "text_density",
+    "comma_share",
+];
+pub const N_FEATURES: usize = 20;
 
 /// One node of a regression tree: a split (`feature`, `threshold`; values ≤ it go `left`) or,
 /// when `feature` is `None`, a leaf of value `value`.
@@ -30,9 +58,10 @@ pub struct Node {
     pub value: f64,
 }
 
-/// A fitted chooser.
+/// A fitted chooser. It is read only through [`Chooser::from_json`]'s checks, also inside a
+/// model file's header (serde's `try_from`), so a tree that points back never walks forever.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, try_from = "ChooserFile")]
 pub struct Chooser {
     /// The feature names, in order (checked against [`FEATURE_NAMES`]).
     pub features: Vec<String>,
@@ -101,29 +130,20 @@ impl Flat {
     }
 }
 
-/// Errors reading a chooser file.
-#[derive(Debug, thiserror::Error)]
-pub enum ChooserError {
-    #[error("chooser: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("chooser: features {found:?} are not this build's {expected:?}")]
-    Features { found: Vec<String>, expected: Vec<&'static str> },
-    #[error("chooser: tree {0} is malformed (a child out of range or pointing back, or a value not finite)")]
-    Tree(usize),
-    #[error("chooser: the base gain must be finite")]
-    Base,
+/// A chooser as its file holds it, before the checks.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChooserFile {
+    features: Vec<String>,
+    base: f64,
+    trees: Vec<Vec<Node>>,
+    trained_on: String,
 }
 
-impl Chooser {
-    /// A chooser of these trees (checked by [`Chooser::from_json`] when read from a file).
-    pub fn new(base: f64, trees: Vec<Vec<Node>>, trained_on: String) -> Chooser {
-        let features = FEATURE_NAMES.iter().map(|s| s.to_string()).collect();
-        let flat = Flat::new(&trees);
-        Chooser { features, base, trees, trained_on, flat }
-    }
+impl TryFrom<ChooserFile> for Chooser {
+    type Error = ChooserError;
 
-    pub fn from_json(text: &str) -> Result<Self, ChooserError> {
-        let c: Chooser = serde_json::from_str(text)?;
+    fn try_from(c: ChooserFile) -> Result<Self, ChooserError> {
         if c.features.iter().map(String::as_str).ne(FEATURE_NAMES.iter().copied()) {
             return Err(ChooserError::Features { found: c.features, expected: FEATURE_NAMES.to_vec() });
         }
@@ -149,6 +169,32 @@ impl Chooser {
             return Err(ChooserError::Base);
         }
         Ok(Chooser::new(c.base, c.trees, c.trained_on))
+    }
+}
+
+/// Errors reading a chooser file.
+#[derive(Debug, thiserror::Error)]
+pub enum ChooserError {
+    #[error("chooser: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("chooser: features {found:?} are not this build's {expected:?}")]
+    Features { found: Vec<String>, expected: Vec<&'static str> },
+    #[error("chooser: tree {0} is malformed (a child out of range or pointing back, or a value not finite)")]
+    Tree(usize),
+    #[error("chooser: the base gain must be finite")]
+    Base,
+}
+
+impl Chooser {
+    /// A chooser of these trees (checked by [`Chooser::from_json`] when read from a file).
+    pub fn new(base: f64, trees: Vec<Vec<Node>>, trained_on: String) -> Chooser {
+        let features = FEATURE_NAMES.iter().map(|s| s.to_string()).collect();
+        let flat = Flat::new(&trees);
+        Chooser { features, base, trees, trained_on, flat }
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, ChooserError> {
+        Chooser::try_from(serde_json::from_str::<ChooserFile>(text)?)
     }
 
     /// The predicted F1 gain of a candidate with features `cand` over the current choice's
@@ -258,6 +304,8 @@ mod tests {
         );
         let json = serde_json::to_string(&back).unwrap();
         assert!(matches!(Chooser::from_json(&json), Err(ChooserError::Tree(0))));
+        // Read as part of a model file's header, the same checks run.
+        assert!(serde_json::from_str::<Chooser>(&json).unwrap_err().to_string().contains("tree 0 is malformed"));
         let wrong = Chooser { features: vec!["x".into()], ..back };
         assert!(Chooser::from_json(&serde_json::to_string(&wrong).unwrap()).is_err());
     }
