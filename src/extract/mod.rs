@@ -104,9 +104,10 @@ pub struct ExtractOptions {
     #[arg(long = "no-metadata", action = clap::ArgAction::SetFalse, help = "Do not read the page's metadata (dates, language, authors …)")]
     pub metadata: bool,
 
-    /// Let the learned chooser ([`chooser`]) replace the chosen span by another candidate
-    /// ([`candidates`]: the other maximal runs, the elements holding text) when it predicts the
-    /// other's F1 higher by more than this; 0 turns it off.
+    /// Let the learned chooser ([`chooser`]; the model file's own if it holds one, from
+    /// `pipeline train --chooser`, else the built-in one) replace the chosen span by another
+    /// candidate ([`candidates`]: the other maximal runs, the elements holding text) when it
+    /// predicts the other's F1 higher by more than this; 0 turns it off.
     #[arg(long, default_value_t = ExtractOptions::default().chooser_margin)]
     pub chooser_margin: f64,
 
