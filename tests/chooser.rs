@@ -68,9 +68,11 @@ fn the_chooser_is_fitted_measured_and_used() {
 }
 
 /// `pipeline train --chooser` stores a chooser fitted for the model it trains in the model
-/// file (the same bytes on every run), and the extractor consults that chooser, not the
-/// built-in one: a chooser that predicts a gain for every candidate switches the span, one
-/// that predicts none leaves it as without a chooser.
+/// file, with the margin cross-validation chose for it (the same bytes on every run), and the
+/// extractor consults that chooser, not the built-in one: at the model's margin when no
+/// `--chooser-margin` is given, at the given one otherwise, and not at all with 0. A chooser
+/// that predicts a gain for every candidate switches the span; one that predicts none, or whose
+/// margin is 0, leaves it as without a chooser.
 #[test]
 fn a_model_trained_with_its_chooser_carries_it_and_extraction_uses_it() {
     use article_pipeline::methods::nb::model::NbModel;
@@ -81,8 +83,9 @@ fn a_model_trained_with_its_chooser_carries_it_and_extraction_uses_it() {
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let train = |out: &str| {
         let o = pipeline(&["train", "--manifest", &m, "--out", out, "--chooser", "--chooser-folds", "2"]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert!(String::from_utf8_lossy(&o.stderr).contains("chooser:"), "{}", String::from_utf8_lossy(&o.stderr));
+        let log = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{log}");
+        assert!(log.contains("chooser:") && log.contains("chooser margin"), "{log}");
         std::fs::read(out).unwrap()
     };
     let bytes = train(&path("a.nbm"));
@@ -91,27 +94,43 @@ fn a_model_trained_with_its_chooser_carries_it_and_extraction_uses_it() {
     let c = model.header.chooser.clone().expect("the model file holds its chooser");
     assert_eq!(c.trees.len(), 300);
     assert!(c.trained_on.contains("cross-fitted in 2 folds"), "{}", c.trained_on);
+    assert!(c.margin.is_some_and(|m| (0.0..=1.0).contains(&m)), "{:?}", c.margin);
 
     let leaf = || vec![Node { feature: None, threshold: 0.0, left: 0, right: 0, value: 0.0 }];
+    let chooser = |base: f64, margin: f64| {
+        let mut c = Chooser::new(base, vec![leaf()], "test".into());
+        c.margin = Some(margin);
+        c
+    };
     let mut with = |name: &str, chooser: Option<Chooser>| {
         model.header.chooser = chooser;
         std::fs::write(path(name), model.to_bytes()).unwrap();
         path(name)
     };
-    let (none, always, never) = (
+    let (none, always, always_off, never) = (
         with("none.nbm", None),
-        with("always.nbm", Some(Chooser::new(1.0, vec![leaf()], "always".into()))),
-        with("never.nbm", Some(Chooser::new(-1.0, vec![leaf()], "never".into()))),
+        with("always.nbm", Some(chooser(1.0, 0.05))),
+        with("always-off.nbm", Some(chooser(1.0, 0.0))),
+        with("never.nbm", Some(chooser(-1.0, 0.05))),
     );
-    let extract = |model: &str, margin: &str| {
-        let o = pipeline(&["extract", "--model", model, "--chooser-margin", margin, &path("html/0.html")]);
+    let extract = |model: &str, margin: Option<&str>| {
+        let mut args = vec!["extract", "--model", model];
+        args.extend(margin.map(|m| ["--chooser-margin", m]).into_iter().flatten());
+        let page = path("html/0.html");
+        args.push(&page);
+        let o = pipeline(&args);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };
-    let plain = extract(&none, "0");
+    let plain = extract(&none, None);
     assert!(plain.contains(&common::STORIES[0][..30]), "{plain}");
-    assert_eq!(extract(&never, "0.05"), plain, "a chooser that sees no gain keeps the span");
-    assert_ne!(extract(&always, "0.05"), plain, "the model's chooser, not the built-in one, chose");
+    assert_eq!(extract(&none, Some("0")), plain);
+    assert_eq!(extract(&never, Some("0.05")), plain, "a chooser that sees no gain keeps the span");
+    let switched = extract(&always, Some("0.05"));
+    assert_ne!(switched, plain, "the model's chooser, not the built-in one, chose");
+    assert_eq!(extract(&always, None), switched, "no margin given: the model's own");
+    assert_eq!(extract(&always, Some("0")), plain, "0 turns it off");
+    assert_eq!(extract(&always_off, None), plain, "a chooser whose margin is 0 is off by default");
 
     // `pipeline bootstrap` from this model: the adapted model carries the base's chooser.
     let o = pipeline(&[

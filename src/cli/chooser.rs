@@ -60,7 +60,7 @@ pub struct ChooserArgs {
 
 pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     let (scorer, mut options) = args.extractor.build()?;
-    options.chooser_margin = 0.0;
+    options.chooser_margin = Some(0.0);
     let extractor = Extractor::new(scorer.as_ref(), options);
     let train = dataset::read_manifests(&args.train, Some("train"))?;
     let train_all = dataset::read_manifests(&args.train_all, None)?;

@@ -96,12 +96,12 @@ pub struct TrainArgs {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// nb: also fit the span chooser for this model on the same pages and store it in the
-    /// model file, where `--chooser-margin` finds it (the built-in chooser was fitted for the
+    /// nb: also fit the span chooser for this model on the same pages, choose its margin by
+    /// cross-validation, and store both in the model file: extraction with this model uses them
+    /// unless `--chooser-margin` says otherwise (the built-in chooser was fitted for the
     /// built-in model's choices). Each of `--chooser-folds` folds' candidates come from a model
-    /// of this recipe fitted on the other folds, and every page is extracted once more, so
-    /// training takes longer (dragnet train, 965 pages: 0.8 s → 11.6 s; models/README.md, "A
-    /// chooser per model").
+    /// of this recipe fitted on the other folds, so training takes longer (dragnet train, 965
+    /// pages: 0.8 s → 32.5 s; models/README.md, "A chooser per model").
     #[arg(long)]
     chooser: bool,
     /// Folds of `--chooser`'s cross-fitting.
@@ -285,7 +285,7 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
     if args.chooser {
         let mut model = NbModel::from_bytes(&trained.bytes).context("reading the model just trained")?;
         let (sources, _) = dataset::sources_of(entries.iter());
-        let chooser = chooser_fit::fit_for_model(
+        let (chooser, margin) = chooser_fit::fit_for_model(
             &model.header,
             &ExtractOptions::default(),
             &entries,
@@ -294,6 +294,7 @@ pub fn exec(args: TrainArgs) -> anyhow::Result<Outcome> {
             &sources.join(" + "),
         )?;
         trained.report.push(format!("chooser: {}", chooser.trained_on));
+        trained.report.push(margin);
         model.header.chooser = Some(chooser);
         trained.bytes = model.to_bytes();
     }

@@ -93,9 +93,18 @@ pub fn collect_cross_fitted(
     Ok(out)
 }
 
+/// Margins [`fit_for_model`] tries.
+pub const MODEL_MARGINS: [f64; 4] = [0.05, 0.1, 0.2, 0.3];
+
+/// A chooser gains at least this pooled F1 in cross-validation, or its margin is 0 (off).
+pub const MIN_MARGIN_GAIN: f64 = 0.001;
+
 /// A chooser for the choices of `model`, which learned from `entries`: their candidates
 /// cross-fitted in `folds` folds ([`collect_cross_fitted`]), the default boosting
-/// ([`BoostOptions`]). What `pipeline train --chooser` stores in the model file.
+/// ([`BoostOptions`]). Its margin is chosen among [`MODEL_MARGINS`] by cross-validation over
+/// the same folds (trees fitted on the other folds' candidates choose on each fold's pages),
+/// and is 0 (off) unless it gains [`MIN_MARGIN_GAIN`] there. What `pipeline train --chooser`
+/// stores in the model file; the second value says how the margin was chosen.
 pub fn fit_for_model(
     model: &NbHeader,
     options: &ExtractOptions,
@@ -103,11 +112,35 @@ pub fn fit_for_model(
     folds: usize,
     threads: usize,
     trained_on: &str,
-) -> Result<Chooser, CrossFitError> {
-    let options = ExtractOptions { chooser_margin: 0.0, ..options.clone() };
+) -> Result<(Chooser, String), CrossFitError> {
+    let options = ExtractOptions { chooser_margin: Some(0.0), ..options.clone() };
     let pages = collect_cross_fitted(model, &options, entries, folds, threads)?;
+    let mut chosen: Vec<Vec<&PageMetrics>> = vec![Vec::with_capacity(pages.len()); MODEL_MARGINS.len()];
+    for k in 0..folds {
+        let rest: Vec<PageCandidates> =
+            pages.iter().enumerate().filter(|(i, _)| i % folds != k).map(|(_, p)| p.clone()).collect();
+        let c = fit(&rest, &BoostOptions::default(), "");
+        for p in pages.iter().enumerate().filter(|(i, _)| i % folds == k).map(|(_, p)| p) {
+            for (to, &m) in chosen.iter_mut().zip(&MODEL_MARGINS) {
+                to.push(&p.metrics[c.choose(&p.features, m).unwrap_or(0)]);
+            }
+        }
+    }
+    let f1 = |m: Vec<&PageMetrics>| aggregate(m).shingle_f1.unwrap_or(0.0);
+    let current = f1(pages.iter().map(|p| &p.metrics[0]).collect());
+    let by_margin: Vec<f64> = chosen.into_iter().map(f1).collect();
+    let (best, best_f1) =
+        by_margin.iter().enumerate().fold((0, f64::MIN), |a, (i, &f)| if f > a.1 { (i, f) } else { a });
+    let margin = if best_f1 >= current + MIN_MARGIN_GAIN { MODEL_MARGINS[best] } else { 0.0 };
+    let tried: Vec<String> = MODEL_MARGINS.iter().zip(&by_margin).map(|(m, f)| format!("{m}: {f:.4}")).collect();
+    let report = format!(
+        "chooser margin {margin} ({folds}-fold cross-validation, pooled shingle F1: without {current:.4}; {})",
+        tried.join(", ")
+    );
     let trained_on = format!("{trained_on} (cross-fitted in {folds} folds)");
-    Ok(fit(&pages, &BoostOptions::default(), &trained_on))
+    let mut chooser = fit(&pages, &BoostOptions::default(), &trained_on);
+    chooser.margin = Some(margin);
+    Ok((chooser, report))
 }
 
 /// A page-level shingle F1, as the pooled figure is built (from the page's P and R).

@@ -107,9 +107,11 @@ pub struct ExtractOptions {
     /// Let the learned chooser ([`chooser`]; the model file's own if it holds one, from
     /// `pipeline train --chooser`, else the built-in one) replace the chosen span by another
     /// candidate ([`candidates`]: the other maximal runs, the elements holding text) when it
-    /// predicts the other's F1 higher by more than this; 0 turns it off.
-    #[arg(long, default_value_t = ExtractOptions::default().chooser_margin)]
-    pub chooser_margin: f64,
+    /// predicts the other's F1 higher by more than this; 0 turns it off. Unset: the margin
+    /// chosen for the model's own chooser when it was trained, and off for the built-in model
+    /// (its chooser gains +0.0013 under leave-one-dataset-out; models/README.md).
+    #[arg(long)]
+    pub chooser_margin: Option<f64>,
 
     /// Recover from `<title>`, `<textarea>`, `<style>`, `<xmp>` … that never close, as lenient
     /// parsers do: the element ends at the first tag inside it instead of swallowing the rest
@@ -145,7 +147,7 @@ impl Default for ExtractOptions {
             furniture_escape_ratio: 0.1,
             metadata: true,
             lenient_raw_text: true,
-            chooser_margin: 0.0,
+            chooser_margin: None,
             keep_scores: false,
             max_page_bytes: 32 << 20,
         }
@@ -189,7 +191,7 @@ impl ExtractOptions {
             ("multi_item_ratio", self.multi_item_ratio),
             ("title_anchor_ratio", self.title_anchor_ratio),
             ("furniture_escape_ratio", self.furniture_escape_ratio),
-            ("chooser_margin", self.chooser_margin),
+            ("chooser_margin", self.chooser_margin.unwrap_or(0.0)),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 p.push(format!("{key} {v} is not between 0 and 1"));
@@ -317,7 +319,7 @@ impl<'m> Extractor<'m> {
                 || self.options.extra_span_ratio > 0.0
                 || self.options.title_anchor_ratio > 0.0
                 || self.options.furniture_escape_ratio > 0.0
-                || self.options.chooser_margin > 0.0
+                || chooser_of(&self.options, self.scorer).is_some()
                 || self.scorer.selection() == Selection::PositiveTokens)
                 .then(|| Vec::with_capacity((size_hint / 6).min(1 << 22))),
             meta: self.options.metadata.then(Collector::default),
@@ -505,15 +507,12 @@ impl PageExtraction<'_> {
         {
             best = Some(anchor(segs, b, h1, self.options.title_anchor_ratio));
         }
-        let chooser: Option<&chooser::Chooser> =
-            (self.options.chooser_margin > 0.0).then(|| self.scorer.chooser().unwrap_or_else(|| chooser::builtin()));
+        let chooser = chooser_of(&self.options, self.scorer);
         if let (Some(b), Some(segs), Some(scores)) = (best, segments.as_deref(), sink.scores.as_deref())
             && (chooser.is_some() || collect.is_some())
         {
             let cands = candidates::candidates(page, tokens, scores, segs, b, sink.h1);
-            if let Some(i) =
-                chooser.and_then(|c| c.choose(cands.iter().map(|c| &c.features), self.options.chooser_margin))
-            {
+            if let Some(i) = chooser.and_then(|(c, margin)| c.choose(cands.iter().map(|c| &c.features), margin)) {
                 let c = &cands[i];
                 best = Some(Segment { start: c.start, end: c.end, value: c.value });
             }
@@ -657,6 +656,17 @@ fn site_furniture(
         }
     }
     (site_memory::PageBlocks { sketch, hashes: blocks.into_iter().map(|b| b.hash).collect() }, mask)
+}
+
+/// The span chooser and its margin, if one is on: a margin given in `o` (0: off) with the
+/// scorer's own chooser, else the built-in one; no margin given, the scorer's own chooser at the
+/// margin chosen when it was trained (the built-in model has none: off).
+fn chooser_of<'s>(o: &ExtractOptions, scorer: &'s dyn Scorer) -> Option<(&'s chooser::Chooser, f64)> {
+    match o.chooser_margin {
+        Some(m) if m > 0.0 => Some((scorer.chooser().unwrap_or_else(|| chooser::builtin()), m)),
+        Some(_) => None,
+        None => scorer.chooser().and_then(|c| Some((c, c.margin.filter(|&m| m > 0.0)?))),
+    }
 }
 
 /// How far after the `<h1>` an anchored run may start, in tokens
@@ -1037,7 +1047,7 @@ mod tests {
                 title_anchor_ratio: ratio,
                 furniture_escape_ratio: ratio,
                 // The learned chooser too, with its candidates (runs and elements).
-                chooser_margin: ratio / 10.0,
+                chooser_margin: Some(ratio / 10.0),
                 ..ExtractOptions::default()
             };
             let got = text(&html, opts);

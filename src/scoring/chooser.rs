@@ -71,6 +71,11 @@ pub struct Chooser {
     pub trees: Vec<Vec<Node>>,
     /// What it was fitted on (pages, candidates, rounds), for the model card.
     pub trained_on: String,
+    /// The margin chosen for it when it was fitted (cross-validated on its training pages;
+    /// 0 when switching did not pay there), used when the extractor's `chooser_margin` is not
+    /// set. Absent in the built-in chooser, which is off unless a margin is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
     /// The trees laid out for walking (built from `trees`).
     #[serde(skip)]
     flat: Flat,
@@ -138,6 +143,8 @@ struct ChooserFile {
     base: f64,
     trees: Vec<Vec<Node>>,
     trained_on: String,
+    #[serde(default)]
+    margin: Option<f64>,
 }
 
 impl TryFrom<ChooserFile> for Chooser {
@@ -168,7 +175,10 @@ impl TryFrom<ChooserFile> for Chooser {
         if !c.base.is_finite() {
             return Err(ChooserError::Base);
         }
-        Ok(Chooser::new(c.base, c.trees, c.trained_on))
+        if c.margin.is_some_and(|m| !(0.0..=1.0).contains(&m)) {
+            return Err(ChooserError::Margin);
+        }
+        Ok(Chooser { margin: c.margin, ..Chooser::new(c.base, c.trees, c.trained_on) })
     }
 }
 
@@ -183,6 +193,8 @@ pub enum ChooserError {
     Tree(usize),
     #[error("chooser: the base gain must be finite")]
     Base,
+    #[error("chooser: its margin must be between 0 and 1")]
+    Margin,
 }
 
 impl Chooser {
@@ -190,7 +202,7 @@ impl Chooser {
     pub fn new(base: f64, trees: Vec<Vec<Node>>, trained_on: String) -> Chooser {
         let features = FEATURE_NAMES.iter().map(|s| s.to_string()).collect();
         let flat = Flat::new(&trees);
-        Chooser { features, base, trees, trained_on, flat }
+        Chooser { features, base, trees, trained_on, margin: None, flat }
     }
 
     pub fn from_json(text: &str) -> Result<Self, ChooserError> {
@@ -306,6 +318,11 @@ mod tests {
         assert!(matches!(Chooser::from_json(&json), Err(ChooserError::Tree(0))));
         // Read as part of a model file's header, the same checks run.
         assert!(serde_json::from_str::<Chooser>(&json).unwrap_err().to_string().contains("tree 0 is malformed"));
+        let mut far = back.clone();
+        (far.trees, far.margin) =
+            (vec![vec![Node { feature: None, threshold: 0.0, left: 0, right: 0, value: 0.0 }]], Some(2.0));
+        let json_far = serde_json::to_string(&far).unwrap();
+        assert!(matches!(Chooser::from_json(&json_far), Err(ChooserError::Margin)));
         let wrong = Chooser { features: vec!["x".into()], ..back };
         assert!(Chooser::from_json(&serde_json::to_string(&wrong).unwrap()).is_err());
     }
