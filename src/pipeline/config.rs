@@ -533,6 +533,10 @@ mod tests {
                 model: Some("m".into()),
                 bias: Some(0.0),
                 tag_bias: Some(0.0),
+                options: crate::extract::ExtractOptions {
+                    chooser_margin: Some(0.2),
+                    ..crate::extract::ExtractOptions::default()
+                },
                 ..ExtractorConfig::default()
             },
             run: RunConfig {
