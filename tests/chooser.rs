@@ -44,6 +44,29 @@ fn the_chooser_is_fitted_measured_and_used() {
     let c = article_pipeline::scoring::chooser::Chooser::from_json(&text).unwrap();
     assert_eq!(c.trees.len(), 5);
     assert!(c.trained_on.contains("cross-fitted in 2 folds"), "{}", c.trained_on);
+    // With every span option off the extractor keeps no scores of its own: the candidates
+    // are still collected (this found 0 pages before).
+    let o = pipeline(&[
+        "chooser",
+        "--train",
+        &m,
+        "--dev",
+        &m,
+        "--rounds",
+        "5",
+        "--cross-fit",
+        "2",
+        "--out",
+        out_file.to_str().unwrap(),
+        "--extra-span-ratio",
+        "0",
+        "--title-anchor-ratio",
+        "0",
+        "--furniture-escape-ratio",
+        "0",
+    ]);
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && log.contains(": 4 pages"), "{log}");
     // Cross-fitting refits Naive Bayes models: not for another scorer.
     let other =
         pipeline(&["chooser", "--train", &m, "--dev", &m, "--scorer", "simple", "--out", out_file.to_str().unwrap()]);

@@ -61,6 +61,8 @@ pub struct ChooserArgs {
 pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     let (scorer, mut options) = args.extractor.build()?;
     options.chooser_margin = Some(0.0);
+    // Candidates need every token score, whatever the span options.
+    options.keep_scores = true;
     let extractor = Extractor::new(scorer.as_ref(), options);
     let train = dataset::read_manifests(&args.train, Some("train"))?;
     let train_all = dataset::read_manifests(&args.train_all, None)?;

@@ -113,7 +113,7 @@ pub fn fit_for_model(
     threads: usize,
     trained_on: &str,
 ) -> Result<(Chooser, String), CrossFitError> {
-    let options = ExtractOptions { chooser_margin: Some(0.0), ..options.clone() };
+    let options = ExtractOptions { chooser_margin: Some(0.0), keep_scores: true, ..options.clone() };
     let pages = collect_cross_fitted(model, &options, entries, folds, threads)?;
     let mut chosen: Vec<Vec<&PageMetrics>> = vec![Vec::with_capacity(pages.len()); MODEL_MARGINS.len()];
     for k in 0..folds {
