@@ -22,6 +22,10 @@ pub const MAX_ELEMENTS: usize = 8;
 pub const MIN_ELEMENT_WORDS: u32 = 30;
 /// Open elements tracked (deeper ones are not candidates).
 const MAX_DEPTH: usize = 256;
+/// No element: the parent of a top-level element, the owner of a token outside every element.
+const NO_ELEMENT: u32 = u32::MAX;
+/// An element's marks have been read (bit 0: furniture, bit 1: positive).
+const MARKED: u8 = 4;
 
 pub use crate::scoring::chooser::{FEATURE_NAMES, N_FEATURES};
 
@@ -86,20 +90,21 @@ pub fn candidates(
     p.score.push(0.0);
     // Containers open, for element candidates.
     let mut stack: Vec<(TagId, usize)> = Vec::new();
-    // Every open element (as the span filters keep it) with its furniture / positive marks,
-    // and how many marked ones are open.
-    let mut open: Vec<(TagId, bool, bool)> = Vec::new();
-    let (mut furn_depth, mut pos_depth) = (0u32, 0u32);
+    // Every open element (as the span filters keep it), as a slot of `opened` (its start tag
+    // and its parent's slot), and the innermost open element before each token. Whether an
+    // element's id/class marks it furniture or positive is read afterwards, only for the
+    // ancestors of the candidates' first tokens: reading it for every start tag was a tenth
+    // of the chooser's time.
+    let mut open: Vec<(TagId, u32)> = Vec::new();
+    let mut opened: Vec<(u32, u32)> = Vec::new();
+    let mut owner = vec![NO_ELEMENT; n];
     let mut in_a = 0u32;
     let mut article_depth = 0u32;
     let mut in_article = vec![false; n];
-    let mut in_furniture = vec![false; n];
-    let mut in_positive = vec![false; n];
     let mut elements: Vec<(usize, usize)> = Vec::new();
     for (i, t) in tokens[..n].iter().enumerate() {
         in_article[i] = article_depth > 0;
-        in_furniture[i] = furn_depth > 0;
-        in_positive[i] = pos_depth > 0;
+        owner[i] = open.last().map_or(NO_ELEMENT, |e| e.1);
         let (mut w, mut lw, mut per, mut com, mut par) = (0, 0, 0, 0, 0);
         match t.kind {
             TokenKind::Word => {
@@ -114,12 +119,9 @@ pub fn candidates(
             TokenKind::StartTag => {
                 par = u32::from(t.tag == tags::P);
                 if !tags::is_void(t.tag) && open.len() < MAX_DEPTH * 4 {
-                    let names = text::class_names(t.raw(page));
-                    let f = names & !text::F_POSITIVE != 0 || t.tag == tags::FOOTER;
-                    let g = names & text::F_POSITIVE != 0;
-                    furn_depth += u32::from(f);
-                    pos_depth += u32::from(g);
-                    open.push((t.tag, f, g));
+                    let parent = open.last().map_or(NO_ELEMENT, |e| e.1);
+                    open.push((t.tag, opened.len() as u32));
+                    opened.push((i as u32, parent));
                 }
                 if t.tag == tags::A {
                     in_a += 1;
@@ -134,10 +136,6 @@ pub fn candidates(
             TokenKind::EndTag => {
                 let lo = open.len().saturating_sub(64);
                 if let Some(k) = open[lo..].iter().rposition(|e| e.0 == t.tag) {
-                    for &(_, f, g) in &open[lo + k..] {
-                        furn_depth -= u32::from(f);
-                        pos_depth -= u32::from(g);
-                    }
                     open.truncate(lo + k);
                 }
                 if t.tag == tags::A {
@@ -179,6 +177,25 @@ pub fn candidates(
     els.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
     spans.extend(els.iter().take(MAX_ELEMENTS).map(|&(s, e, _)| (s, e, true)));
 
+    // Furniture / positive marks of the open elements, read once per element asked about.
+    let mut marks: Vec<u8> = vec![0; opened.len()];
+    let mut enclosed = |s: usize| -> (bool, bool) {
+        let (mut f, mut g) = (false, false);
+        let mut slot = owner[s];
+        while slot != NO_ELEMENT {
+            let (at, parent) = opened[slot as usize];
+            let m = &mut marks[slot as usize];
+            if *m == 0 {
+                let t = &tokens[at as usize];
+                let names = text::class_names(t.raw(page));
+                let furniture = names & !text::F_POSITIVE != 0 || t.tag == tags::FOOTER;
+                *m = MARKED | u8::from(furniture) | (u8::from(names & text::F_POSITIVE != 0) << 1);
+            }
+            (f, g) = (f || *m & 1 != 0, g || *m & 2 != 0);
+            slot = parent;
+        }
+        (f, g)
+    };
     let mut out: Vec<Candidate> = Vec::with_capacity(spans.len());
     for (s, e, element) in spans {
         if out.iter().any(|c| c.start == s && c.end == e) {
@@ -186,6 +203,7 @@ pub fn candidates(
         }
         let value = Prefix::range(&p.score, s, e);
         let words = Prefix::range(&p.words, s, e);
+        let (in_furniture, in_positive) = enclosed(s);
         let fw = f64::from(words.max(1));
         let features = [
             1.0,
@@ -197,14 +215,14 @@ pub fn candidates(
             s as f64 / n as f64,
             f64::from(h1.is_some_and(|h| s <= h && h <= e)),
             h1.map_or(1.0, |h| if s >= h { ((s - h) as f64 / 1000.0).min(1.0) } else { 1.0 }),
-            f64::from(in_furniture[s]),
+            f64::from(in_furniture),
             f64::from(s == current.start && e == current.end),
             f64::from(s <= current.start && current.end <= e && (s, e) != (current.start, current.end)),
             f64::from(current.start <= s && e <= current.end && (s, e) != (current.start, current.end)),
             f64::from(in_article[s]),
             (f64::from(Prefix::range(&p.periods, s, e)) * 15.0 / fw).min(2.0),
             f64::from(element),
-            f64::from(in_positive[s]),
+            f64::from(in_positive),
             (f64::from(Prefix::range(&p.paragraphs, s, e)) * 20.0 / fw).min(2.0),
             (f64::from(words) / f64::from(Prefix::range(&p.tags, s, e) + 1) / 10.0).min(2.0),
             (f64::from(Prefix::range(&p.commas, s, e)) * 20.0 / fw).min(2.0),
