@@ -20,23 +20,14 @@ fn the_chooser_is_fitted_measured_and_used() {
     let dir = tempfile::tempdir().unwrap();
     let m = story_manifest(dir.path(), &common::STORIES, page, |i| if i < 4 { "train" } else { "dev" });
     let out_file = dir.path().join("chooser.json");
-    let out = pipeline(&[
-        "chooser",
-        "--train",
-        &m,
-        "--dev",
-        &m,
-        "--rounds",
-        "5",
-        "--min-leaf",
-        "1",
-        "--cross-fit",
-        "2",
-        "--out",
-        out_file.to_str().unwrap(),
-        "--explain",
-        "1",
-    ]);
+    // `pipeline chooser` on the manifest, 5 trees cross-fitted in 2 folds, with `extra` flags.
+    let fit = |extra: &[&str]| {
+        let mut args = vec!["chooser", "--train", &m, "--dev", &m, "--rounds", "5", "--cross-fit", "2"];
+        args.extend(["--out", out_file.to_str().unwrap()]);
+        args.extend(extra);
+        pipeline(&args)
+    };
+    let out = fit(&["--min-leaf", "1", "--explain", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report = String::from_utf8(out.stdout).unwrap();
     assert!(report.contains("current") && report.contains("oracle") && report.contains("left out t"), "{report}");
@@ -46,25 +37,7 @@ fn the_chooser_is_fitted_measured_and_used() {
     assert!(c.trained_on.contains("cross-fitted in 2 folds"), "{}", c.trained_on);
     // With every span option off the extractor keeps no scores of its own: the candidates
     // are still collected (this found 0 pages before).
-    let o = pipeline(&[
-        "chooser",
-        "--train",
-        &m,
-        "--dev",
-        &m,
-        "--rounds",
-        "5",
-        "--cross-fit",
-        "2",
-        "--out",
-        out_file.to_str().unwrap(),
-        "--extra-span-ratio",
-        "0",
-        "--title-anchor-ratio",
-        "0",
-        "--furniture-escape-ratio",
-        "0",
-    ]);
+    let o = fit(&["--extra-span-ratio", "0", "--title-anchor-ratio", "0", "--furniture-escape-ratio", "0"]);
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success() && log.contains(": 4 pages"), "{log}");
     // Cross-fitting refits Naive Bayes models: not for another scorer.
