@@ -60,6 +60,42 @@ def test_options_are_the_cli_flags_as_keywords(pipeline_bin, pages):
         ap.Extractor(multi_item_ratio=1.5)
 
 
+def test_a_model_with_its_own_chooser_extracts_as_the_cli(tmp_path, pipeline_bin, pages):
+    # `pipeline train --chooser` stores a span chooser and its margin in the model file; the
+    # Extractor reads that model as the CLI does: the chooser on by default, off with
+    # chooser_margin=0.
+    html = tmp_path / "html"
+    html.mkdir()
+    stories = [
+        "The council voted to expand the park on Tuesday, and the work will start in May.",
+        "A new bridge over the river opened this week after three years of building work.",
+        "The school board said that it will hire ten new teachers for the coming year.",
+        "Heavy rain flooded the old market on Sunday, but nobody was hurt, the police said.",
+    ]
+    with open(tmp_path / "manifest.jsonl", "w") as m:
+        for i, story in enumerate(stories):
+            (html / f"{i}.html").write_text(
+                "<html><body><div class=nav><a href=/>Home</a> <a href=/a>Sport</a></div>"
+                "<div class=comments><p>Great story, thanks!</p><p>I disagree with all of it.</p></div>"
+                f"<article><h1>News</h1><p>{story}</p><p>{story}</p></article></body></html>"
+            )
+            gold = {"text": f"{story}\n\n{story}"}
+            m.write(json.dumps({"id": str(i), "dataset": "t", "split": "train", "html": f"html/{i}.html", "gold": gold}) + "\n")
+    model = tmp_path / "own.nbm"
+    subprocess.run(
+        [str(pipeline_bin), "train", "--manifest", str(tmp_path / "manifest.jsonl"), "--out", str(model), "--chooser", "--chooser-folds", "2"],
+        check=True,
+        capture_output=True,
+    )
+    for kwargs, flags in [({}, []), ({"chooser_margin": 0}, ["--chooser-margin", "0"]), ({"chooser_margin": 0.05}, ["--chooser-margin", "0.05"])]:
+        ex = ap.Extractor(model=model, **kwargs)
+        for page in pages:
+            out = subprocess.run(
+                [str(pipeline_bin), "extract", "--json", "--model", str(model), *flags, str(page)], check=True, capture_output=True
+            )
+            assert ex.extract(page.read_bytes()).text == json.loads(out.stdout)["text"], (page.name, kwargs)
+
+
 def test_str_input_gives_the_same_text_as_utf8_bytes(pages):
     page = next(p for p in pages if "windows-1252" not in p.name)
     assert ap.extract(page.read_text("utf-8")).text == ap.extract(page.read_bytes()).text
