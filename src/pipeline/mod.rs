@@ -305,9 +305,7 @@ impl RunContext<'_> {
             Some(from) => from.clone(),
             None => return Ok(Some(SiteMemory::new(self.site_memory.clone()))),
         };
-        let err = |message: String| PipelineError::State { path: path.clone(), message };
-        let bytes = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
-        let mut m = SiteMemory::from_bytes(&bytes, self.site_memory.clone()).map_err(err)?;
+        let mut m = read_site_memory(&path, &self.site_memory)?;
         if let Some(inputs) = counted_ahead {
             // The first pass's counts, written before any record (`warc_run::count_first`).
             m.set_counted_ahead(inputs);
@@ -599,6 +597,14 @@ pub enum PageOutcome {
     Record(Box<Record>),
     NoText,
     Failed { reason: &'static str, message: String },
+}
+
+/// A site memory saved in a file (a run's `site_memory.bin`, or `--site-memory-from`), under
+/// this run's options; a file that cannot be read is a failure of the run, named.
+fn read_site_memory(path: &Path, options: &SiteMemoryOptions) -> Result<SiteMemory, PipelineError> {
+    let err = |message: String| PipelineError::State { path: path.to_path_buf(), message };
+    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    SiteMemory::from_bytes(&bytes, options.clone()).map_err(err)
 }
 
 /// Extracts and fingerprints one page into the record the crawl pipeline writes: the one

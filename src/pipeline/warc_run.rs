@@ -373,11 +373,7 @@ fn count_first(
         inputs.len()
     );
     let mut memory = match &o.from {
-        Some(from) => {
-            let err = |message: String| PipelineError::State { path: from.clone(), message };
-            let bytes = std::fs::read(from).map_err(|e| err(e.to_string()))?;
-            SiteMemory::from_bytes(&bytes, o.clone()).map_err(err)?
-        }
+        Some(from) => super::read_site_memory(from, o)?,
         None => SiteMemory::new(o.clone()),
     };
     let lenient = ctx.extractor.options().lenient_raw_text;
