@@ -66,8 +66,8 @@ pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
     // Site memory counts every page of the manifests, any split, unlabelled.
     let site_pool = match (args.site_memory.enabled(), args.site_memory_pool.is_empty()) {
         (false, _) => Vec::new(),
-        (true, true) => dataset::read_manifests(&args.manifest, None)?,
-        (true, false) => dataset::read_manifests(&args.site_memory_pool, None)?,
+        (true, true) => dataset::read_unlabelled(&args.manifest)?,
+        (true, false) => dataset::read_unlabelled(&args.site_memory_pool)?,
     };
     let block_metrics = args.block_metrics
         || matches!(args.extractor.scorer.as_str(), "crf" | "memm" | "maxent" | "crf-mss" | "largest-block");
