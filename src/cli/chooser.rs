@@ -176,6 +176,7 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     }
     let below_now = fit::pages_below_half(&dev, None);
     println!("pages below F1 0.5, current: {below_now:?}");
+    println!("pages below F1 0.5, oracle: {:?}", fit::oracle_below_half(&dev));
     for (m, _) in &by_margin {
         println!("pages below F1 0.5, margin {m}: {:?}", fit::pages_below_half(&dev, Some((&chooser, *m))));
     }

@@ -305,6 +305,17 @@ pub fn pages_below_half(pages: &[PageCandidates], chooser: Option<(&Chooser, f64
     by
 }
 
+/// Pages below F1 0.5 per dataset even for the oracle: no candidate of theirs reaches 0.5, so
+/// no choice among them can mend them.
+pub fn oracle_below_half(pages: &[PageCandidates]) -> BTreeMap<String, usize> {
+    let mut by: BTreeMap<String, usize> = BTreeMap::new();
+    for p in pages {
+        let best = p.metrics.iter().map(page_f1).fold(0.0, f64::max);
+        *by.entry(p.dataset.clone()).or_default() += usize::from(best < 0.5);
+    }
+    by
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
