@@ -38,9 +38,9 @@ pub struct ExtractOptions {
     #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories… (dropped by default)")]
     pub drop_boilerplate: bool,
     /// Drop, inside the span, the second furniture list: post footers and author boxes by
-    /// id/class, and `<aside>` ([`text::more_furniture_mask`]). Default: on, chosen by
-    /// leave-one-dataset-out (README).
-    #[arg(long = "keep-more-furniture", action = clap::ArgAction::SetFalse, help = "Keep post footers, author boxes and <aside> elements inside the span (dropped by default)")]
+    /// id/class, and `<aside>` and `<figcaption>` ([`text::more_furniture_mask`]). Default: on,
+    /// chosen by leave-one-dataset-out (README).
+    #[arg(long = "keep-more-furniture", action = clap::ArgAction::SetFalse, help = "Keep post footers, author boxes, <aside> elements and figure captions inside the span (dropped by default)")]
     pub drop_more_furniture: bool,
     /// Drop hidden schema.org microdata elements inside the span (hidden copies of the
     /// headline, byline and dates; [`text::hidden_microdata_mask`]). Default: on, chosen by
