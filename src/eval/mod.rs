@@ -144,7 +144,8 @@ pub fn site_key(entry: &ManifestEntry) -> Option<String> {
 /// run with site memory in two passes: the first counts the blocks of every page of the pool
 /// per site ([`site_key`]), unlabelled; the second extracts each scored page with its site's
 /// counts, its own blocks taken out. Without `keep_text` each page's text is dropped once
-/// scored ([`PageResult::text`] empty): 1,420 dev pages' texts are 21 MB of the peak.
+/// scored ([`PageResult::text`] empty): with them, heaptrack put the heap's peak of an aeb +
+/// wcxb dev run at 85 MB, without them at 59 MB.
 pub fn evaluate_with_site(
     extractor: &Extractor<'_>,
     entries: &[ManifestEntry],
