@@ -60,6 +60,19 @@ fn eval_lists_the_worst_pages_with_their_shape() {
         },
         |_| "dev",
     );
+    // The first page names its kind: the report carries it.
+    let lines: Vec<String> = std::fs::read_to_string(&m)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v["id"] == "p0" {
+                v["page_type"] = "listing".into();
+            }
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&m, lines.join("\n") + "\n").unwrap();
     let out = pipeline(&["eval", "--manifest", &m, "--strict-raw-text", "--worst", "2", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -68,9 +81,12 @@ fn eval_lists_the_worst_pages_with_their_shape() {
     assert!(worst[0]["f1"].as_f64().unwrap() <= worst[1]["f1"].as_f64().unwrap());
     assert_eq!(worst[0]["shape"], "nothing extracted", "{worst:?}");
     assert_eq!(worst[0]["id"], "p0", "{worst:?}");
+    assert_eq!(worst[0]["page_type"], "listing", "{worst:?}");
+    assert!(worst[1].get("page_type").is_none(), "{worst:?}");
     assert!(worst[0]["gold"].as_str().unwrap().starts_with(&format!("News {}", &common::STORIES[0][..20])));
     // As text, after the tables.
-    let out = pipeline(&["eval", "--manifest", &m, "--worst", "1"]);
+    let out = pipeline(&["eval", "--manifest", &m, "--strict-raw-text", "--worst", "1"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("worst 1 pages by shingle F1") && text.contains("chosen:"), "{text}");
+    assert!(text.contains(", listing)"), "{text}");
 }

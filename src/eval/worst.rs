@@ -17,6 +17,10 @@ pub const SHOWN_CHARS: usize = 100;
 pub struct WorstPage {
     pub id: String,
     pub dataset: String,
+    /// The page's kind, when its manifest (or wcxb's provenance file) names one: `listing`,
+    /// `product`, `forum`, … (failures cluster by kind).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_type: Option<String>,
     pub f1: f64,
     pub precision: f64,
     pub recall: f64,
@@ -55,6 +59,7 @@ pub fn worst(pages: &[PageResult], entries: &[ManifestEntry], n: usize) -> Vec<W
             WorstPage {
                 id: p.id.clone(),
                 dataset: p.dataset.clone(),
+                page_type: p.page_type.clone(),
                 f1,
                 precision,
                 recall,
@@ -82,8 +87,9 @@ fn head(text: &str) -> String {
 pub fn format_worst(pages: &[WorstPage]) -> String {
     let mut s = format!("\nworst {} pages by shingle F1:\n", pages.len());
     for p in pages {
+        let kind = p.page_type.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
         s.push_str(&format!(
-            "{:.3}  P {:.3} R {:.3}  {}  {} ({})\n  chosen: {}\n  gold:   {}\n",
+            "{:.3}  P {:.3} R {:.3}  {}  {} ({}{kind})\n  chosen: {}\n  gold:   {}\n",
             p.f1, p.precision, p.recall, p.shape, p.id, p.dataset, p.chosen, p.gold
         ));
     }
