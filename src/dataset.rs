@@ -148,19 +148,19 @@ fn provenance_page_types(path: &Path) -> std::collections::HashMap<String, Strin
 
 /// Reads several manifests in order.
 pub fn read_manifests(paths: &[PathBuf], split: Option<&str>) -> Result<Vec<ManifestEntry>, ManifestError> {
-    let mut all = Vec::new();
-    for p in paths {
-        all.extend(read_manifest(p, split)?);
-    }
-    Ok(all)
+    read_all(paths, split, true)
 }
 
 /// Every entry of several manifests, any split, without its gold: the unlabelled pages site
 /// memory counts (a pool of wcxb's 1,329 pages holds 13 MB of gold text nothing reads).
 pub fn read_unlabelled(paths: &[PathBuf]) -> Result<Vec<ManifestEntry>, ManifestError> {
+    read_all(paths, None, false)
+}
+
+fn read_all(paths: &[PathBuf], split: Option<&str>, keep_gold: bool) -> Result<Vec<ManifestEntry>, ManifestError> {
     let mut all = Vec::new();
     for p in paths {
-        all.extend(read_entries(p, None, false)?);
+        all.extend(read_entries(p, split, keep_gold)?);
     }
     Ok(all)
 }

@@ -77,8 +77,6 @@ pub fn exec(args: EvalArgs) -> anyhow::Result<Outcome> {
         args.extractor.threads,
         block_metrics,
         args.site_memory.enabled().then_some(eval::EvalSite { options: &args.site_memory, pool: &site_pool }),
-        // The texts are read again only to be written out or shown among the worst pages.
-        args.out_dir.is_some() || args.worst.is_some(),
     )?;
     report.split = args.split.clone();
     if let Some(n) = args.worst {

@@ -289,8 +289,7 @@ fn chosen(p: &PageCandidates, chooser: Option<(&Chooser, f64)>) -> usize {
 pub fn oracle(pages: &[PageCandidates]) -> BTreeMap<String, f64> {
     let mut by: BTreeMap<String, Vec<&PageMetrics>> = BTreeMap::new();
     for p in pages {
-        let best = p.metrics.iter().max_by(|a, b| page_f1(a).total_cmp(&page_f1(b))).unwrap_or(&p.metrics[0]);
-        by.entry(p.dataset.clone()).or_default().push(best);
+        by.entry(p.dataset.clone()).or_default().push(best_candidate(p));
     }
     by.into_iter().map(|(d, m)| (d, aggregate(m).shingle_f1.unwrap_or(0.0))).collect()
 }
@@ -310,10 +309,14 @@ pub fn pages_below_half(pages: &[PageCandidates], chooser: Option<(&Chooser, f64
 pub fn oracle_below_half(pages: &[PageCandidates]) -> BTreeMap<String, usize> {
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     for p in pages {
-        let best = p.metrics.iter().map(page_f1).fold(0.0, f64::max);
-        *by.entry(p.dataset.clone()).or_default() += usize::from(best < 0.5);
+        *by.entry(p.dataset.clone()).or_default() += usize::from(page_f1(best_candidate(p)) < 0.5);
     }
     by
+}
+
+/// The metrics of a page's best candidate (the oracle's choice).
+fn best_candidate(p: &PageCandidates) -> &PageMetrics {
+    p.metrics.iter().max_by(|a, b| page_f1(a).total_cmp(&page_f1(b))).unwrap_or(&p.metrics[0])
 }
 
 #[cfg(test)]

@@ -44,8 +44,7 @@ pub struct PageResult {
     /// Extraction time (reading the file excluded).
     #[serde(skip)]
     pub elapsed: Duration,
-    /// The extracted text (not serialised; written to `--out-dir` by the CLI; empty when
-    /// [`evaluate_with_site`] was not asked to keep it).
+    /// The extracted text (not serialised; written to `--out-dir` by the CLI).
     #[serde(skip)]
     pub text: String,
     /// Block outcome (Gibson et al. 2007), when block metrics were asked for and the page has
@@ -121,7 +120,7 @@ pub fn evaluate_with_blocks(
     threads: usize,
     block_metrics: bool,
 ) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
-    evaluate_with_site(extractor, entries, threads, block_metrics, None, true)
+    evaluate_with_site(extractor, entries, threads, block_metrics, None)
 }
 
 /// Site memory for [`evaluate_with_site`]: its options, and the pages it counts (the scored
@@ -130,9 +129,6 @@ pub struct EvalSite<'a> {
     pub options: &'a SiteMemoryOptions,
     pub pool: &'a [ManifestEntry],
 }
-
-/// Pool pages tokenized at once in [`evaluate_with_site`]'s first pass.
-const FIRST_PASS_BATCH: usize = 64;
 
 /// The key a dataset page's site memory is kept under: its manifest's `site`, else its URL's
 /// host.
@@ -143,16 +139,13 @@ pub fn site_key(entry: &ManifestEntry) -> Option<String> {
 /// [`evaluate_with_blocks`], with site memory when `site` is enabled: two passes, as a WARC
 /// run with site memory in two passes: the first counts the blocks of every page of the pool
 /// per site ([`site_key`]), unlabelled; the second extracts each scored page with its site's
-/// counts, its own blocks taken out. Without `keep_text` each page's text is dropped once
-/// scored ([`PageResult::text`] empty): with them, heaptrack put the heap's peak of an aeb +
-/// wcxb dev run at 85 MB, without them at 59 MB.
+/// counts, its own blocks taken out.
 pub fn evaluate_with_site(
     extractor: &Extractor<'_>,
     entries: &[ManifestEntry],
     threads: usize,
     block_metrics: bool,
     site: Option<EvalSite<'_>>,
-    keep_text: bool,
 ) -> Result<(EvalReport, Vec<PageResult>), rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let memory = site.filter(|s| s.options.enabled()).map(|EvalSite { options: o, pool: counted }| {
@@ -163,7 +156,7 @@ pub fn evaluate_with_site(
         // Tokenized on the pool's threads a batch at a time and counted in order, as a WARC
         // run's first pass: the block hashes of a whole pool held at once were 14 MB of the
         // peak on aeb + wcxb.
-        for batch in counted.chunks(FIRST_PASS_BATCH) {
+        for batch in counted.chunks(site_memory::FIRST_PASS_BATCH_PAGES) {
             let blocks: Vec<Option<(String, site_memory::PageBlocks)>> = pool.install(|| {
                 batch
                     .par_iter()
@@ -203,16 +196,7 @@ pub fn evaluate_with_site(
                     };
                     Some((lookup, m.options()))
                 });
-                let mut p = evaluate_page(
-                    extractor,
-                    e,
-                    block_metrics,
-                    site.as_ref().map(|(l, o)| (&**l as &dyn SiteLookup, *o)),
-                );
-                if !keep_text {
-                    p.text = String::new();
-                }
-                p
+                evaluate_page(extractor, e, block_metrics, site.as_ref().map(|(l, o)| (&**l as &dyn SiteLookup, *o)))
             })
             .collect()
     });

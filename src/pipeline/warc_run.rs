@@ -30,7 +30,7 @@ use super::OutputMirror;
 use super::config::WarcConfig;
 use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink;
-use crate::site_memory::{PageBlocks, SiteMemory};
+use crate::site_memory::{FIRST_PASS_BATCH_PAGES, PageBlocks, SiteMemory};
 use crate::sources::{self, SourceEvent};
 use crate::storage;
 
@@ -337,9 +337,8 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
     ctx.run(source, output, &mut checkpoint, stats, counted_ahead, progress)
 }
 
-/// Pages (and bytes of them) a first pass holds at once: enough to keep every thread busy,
-/// few enough to bound its memory.
-const FIRST_PASS_BATCH_PAGES: usize = 64;
+/// Bytes of pages a first pass holds at once, beside [`FIRST_PASS_BATCH_PAGES`] (its pages
+/// wait in memory until their batch is tokenized).
 const FIRST_PASS_BATCH_BYTES: usize = 4 << 20;
 
 /// The first pass of a two-pass run ([`SiteMemoryOptions::two_pass`](crate::site_memory::SiteMemoryOptions::two_pass)):

@@ -209,6 +209,10 @@ pub const HEADING_LABEL_WORDS: usize = 2;
 /// in a number (a score, a price, a date) stay two.
 const FOLD_MAX_WORDS: usize = 8;
 
+/// Pages a first pass (a two-pass WARC run's, `pipeline eval`'s) tokenizes at once and then
+/// counts in order: enough to keep every thread busy, few enough to bound its memory.
+pub const FIRST_PASS_BATCH_PAGES: usize = 64;
+
 /// A page as site memory counts it: its layout sketch and its block hashes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PageBlocks {
