@@ -327,6 +327,7 @@ impl<'m> Extractor<'m> {
             meta: self.options.metadata.then(Collector::default),
             h1: None,
             h1_count: 0,
+            headings: Vec::new(),
         };
         let topts = TokenizerOptions {
             http_charset: http_charset.map(str::to_string),
@@ -356,6 +357,9 @@ struct ScoreSink<'m> {
     /// Index of the first `<h1>` start tag, and how many there are.
     h1: Option<usize>,
     h1_count: u32,
+    /// Indices of the first [`MAX_HEADINGS`] `<h1>`, `<h2>` and `<h3>` start tags: where the
+    /// title anchor looks for the heading that repeats the `<title>` ([`title_heading`]).
+    headings: Vec<u32>,
 }
 
 impl ScoreSink<'_> {
@@ -372,9 +376,14 @@ impl TokenSink for ScoreSink<'_> {
     #[inline]
     fn token(&mut self, page: &str, token: &Token) {
         if token.kind.is_tag() {
-            if token.tag == tags::H1 && token.kind == TokenKind::StartTag {
-                self.h1.get_or_insert(self.tokens.len());
-                self.h1_count += 1;
+            if matches!(token.tag, tags::H1 | tags::H2 | tags::H3) && token.kind == TokenKind::StartTag {
+                if token.tag == tags::H1 {
+                    self.h1.get_or_insert(self.tokens.len());
+                    self.h1_count += 1;
+                }
+                if self.headings.len() < MAX_HEADINGS {
+                    self.headings.push(self.tokens.len() as u32);
+                }
             }
             if let Some(m) = self.meta.as_mut() {
                 m.token(page, token);
@@ -507,7 +516,7 @@ impl PageExtraction<'_> {
             && self.options.title_anchor_ratio > 0.0
             && let Some(headline) = title
                 .as_deref()
-                .and_then(|t| title_heading(page, tokens, t))
+                .and_then(|t| title_heading(page, tokens, &sink.headings, t))
                 .or(sink.h1.filter(|_| sink.h1_count <= ANCHOR_MAX_H1))
         {
             best = Some(anchor(segs, b, headline, self.options.title_anchor_ratio));
@@ -685,7 +694,7 @@ fn chooser_of<'s>(o: &ExtractOptions, scorer: &'s dyn Scorer) -> Option<(&'s cho
 /// Without a match, the first `<h1>` is the headline, as before. Dev F1 with site memory off
 /// (README, "Title anchor"): dragnet 0.892 → 0.897, wcxb 0.821 → 0.822, the other sets
 /// unchanged; seven pages change.
-fn title_heading(page: &str, tokens: &[Token], title: &str) -> Option<usize> {
+fn title_heading(page: &str, tokens: &[Token], headings: &[u32], title: &str) -> Option<usize> {
     let norm = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
     let title_words: std::collections::HashSet<String> =
         title.split_whitespace().map(norm).filter(|w| !w.is_empty()).collect();
@@ -693,31 +702,37 @@ fn title_heading(page: &str, tokens: &[Token], title: &str) -> Option<usize> {
         return None;
     }
     let mut best: Option<(usize, usize)> = None;
-    // The open heading: its tag, first token, words and words found in the title.
-    let mut open: Option<(tags::TagId, usize, usize, usize)> = None;
-    for (i, t) in tokens.iter().enumerate() {
-        match t.kind {
-            TokenKind::StartTag if matches!(t.tag, tags::H1 | tags::H2 | tags::H3) => open = Some((t.tag, i, 0, 0)),
-            TokenKind::EndTag if open.is_some_and(|o| o.0 == t.tag) => {
-                if let Some((_, at, n, m)) = open.take()
-                    && m >= 2
-                    && m * 10 >= n * 6
-                    && best.is_none_or(|b| m > b.0)
-                {
-                    best = Some((m, at));
+    for &at in headings {
+        let at = at as usize;
+        let tag = tokens[at].tag;
+        // Its words and the words found in the title, up to its end tag; a heading that another
+        // opens inside, or that runs on, is none.
+        let (mut n, mut m) = (0usize, 0usize);
+        for t in tokens.iter().skip(at + 1).take(HEADING_MAX_TOKENS) {
+            match t.kind {
+                TokenKind::EndTag if t.tag == tag => {
+                    if m >= 2 && m * 10 >= n * 6 && best.is_none_or(|b| m > b.0) {
+                        best = Some((m, at));
+                    }
+                    break;
                 }
-            }
-            TokenKind::Word => {
-                if let Some(o) = open.as_mut() {
-                    o.2 += 1;
-                    o.3 += usize::from(title_words.contains(&norm(t.raw(page))));
+                TokenKind::StartTag if matches!(t.tag, tags::H1 | tags::H2 | tags::H3) => break,
+                TokenKind::Word => {
+                    n += 1;
+                    m += usize::from(title_words.contains(&norm(t.raw(page))));
                 }
+                _ => {}
             }
-            _ => {}
         }
     }
     best.map(|b| b.1)
 }
+
+/// Headings [`title_heading`] reads: a page of more than this many is a listing, and its title
+/// is in one of the first.
+const MAX_HEADINGS: usize = 256;
+/// A heading of more tokens is not read to its end: no headline is that long.
+const HEADING_MAX_TOKENS: usize = 512;
 
 /// How far after the `<h1>` an anchored run may start, in tokens
 /// ([`ExtractOptions::title_anchor_ratio`]): room for a byline, a date and a lead image.
