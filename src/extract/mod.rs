@@ -692,15 +692,19 @@ fn chooser_of<'s>(o: &ExtractOptions, scorer: &'s dyn Scorer) -> Option<(&'s cho
 /// ([`ANCHOR_MAX_H1`]) still has one that repeats its title. Deeper headings are left out:
 /// product cards and FAQ entries repeat the title's words too (wcxb dev).
 /// Without a match, the first `<h1>` is the headline, as before. Dev F1 with site memory off
-/// (README, "Title anchor"): dragnet 0.892 → 0.897, wcxb 0.821 → 0.822, the other sets
-/// unchanged; seven pages change.
+/// (docs/evaluation.md, "Title anchor"): dragnet 0.892 → 0.897, wcxb 0.821 → 0.822, the other
+/// sets unchanged.
 fn title_heading(page: &str, tokens: &[Token], headings: &[u32], title: &str) -> Option<usize> {
-    let norm = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-    let title_words: std::collections::HashSet<String> =
-        title.split_whitespace().map(norm).filter(|w| !w.is_empty()).collect();
+    // Words as runs of letters and digits, lower-cased, so that "Apple-Samsung", "Joe's" and
+    // "&amp;" read the same in the title (decoded) and in the heading's tokens.
+    fn runs(text: &str) -> impl Iterator<Item = String> + '_ {
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
+    }
+    let title_words: std::collections::HashSet<String> = runs(title).collect();
     if title_words.len() < 2 {
         return None;
     }
+    let mut decoded = String::new();
     let mut best: Option<(usize, usize)> = None;
     for &at in headings {
         let at = at as usize;
@@ -718,8 +722,17 @@ fn title_heading(page: &str, tokens: &[Token], headings: &[u32], title: &str) ->
                 }
                 TokenKind::StartTag if matches!(t.tag, tags::H1 | tags::H2 | tags::H3) => break,
                 TokenKind::Word => {
-                    n += 1;
-                    m += usize::from(title_words.contains(&norm(t.raw(page))));
+                    let text = if t.has_entity {
+                        decoded.clear();
+                        crate::html::entities::decode_into(t.raw(page), &mut decoded);
+                        decoded.as_str()
+                    } else {
+                        t.raw(page)
+                    };
+                    for w in runs(text) {
+                        n += 1;
+                        m += usize::from(title_words.contains(&w));
+                    }
                 }
                 _ => {}
             }
@@ -734,10 +747,11 @@ const MAX_HEADINGS: usize = 256;
 /// A heading of more tokens is not read to its end: no headline is that long.
 const HEADING_MAX_TOKENS: usize = 512;
 
-/// How far after the `<h1>` an anchored run may start, in tokens
+/// How far after the headline an anchored run may start, in tokens
 /// ([`ExtractOptions::title_anchor_ratio`]): room for a byline, a date and a lead image.
 pub const ANCHOR_WINDOW: usize = 150;
-/// Pages with more `<h1>` than this use them for logos and section titles: no anchor.
+/// Pages with more `<h1>` than this use them for logos and section titles: the first is no
+/// headline (a heading that repeats the `<title>` still is, [`title_heading`]).
 pub const ANCHOR_MAX_H1: u32 = 2;
 
 /// The span to extract given the headline at token `h1`: `best` itself when it holds the
