@@ -1065,6 +1065,29 @@ mod tests {
     }
 
     #[test]
+    fn headings_that_never_close_or_run_on_are_no_headline() {
+        // Thousands of unclosed headings that repeat the title, and one that runs on past
+        // HEADING_MAX_TOKENS: read in bounded time, none is a headline, the page still extracts.
+        let mut html = String::from("<title>Alpha beta gamma</title>");
+        for _ in 0..3 * MAX_HEADINGS {
+            html.push_str("<h2>Alpha beta gamma");
+        }
+        html.push_str(&format!("<h3>Alpha beta {}</h3><p>{}</p>", words("w", HEADING_MAX_TOKENS), words("body", 40)));
+        let got = text(&html, ExtractOptions::default());
+        assert!(got.contains("body39"), "{got}");
+        let s = crate::html::tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let heads: Vec<u32> = s
+            .sink
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.kind == TokenKind::StartTag && matches!(t.tag, tags::H2 | tags::H3))
+            .map(|(i, _)| i as u32)
+            .take(MAX_HEADINGS)
+            .collect();
+        assert_eq!(title_heading(&s.page, &s.sink, &heads, "Alpha beta gamma"), None);
+    }
+
+    #[test]
     fn a_story_under_a_longer_comment_thread_escapes_it() {
         let gap = "<div></div>".repeat(5);
         let html = format!(
