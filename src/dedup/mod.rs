@@ -17,7 +17,7 @@ pub mod global;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
-use crate::html::normalize::HashKeyed;
+use crate::html::normalize::{HashKeyed, push_lower_words};
 
 /// Shingle and band sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,17 +127,10 @@ impl Fingerprinter {
     }
 }
 
-/// Lower-cased words joined by single spaces.
+/// Lower-cased words joined by single spaces ([`push_lower_words`]).
 pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        for c in word.chars() {
-            out.extend(c.to_lowercase());
-        }
-    }
+    push_lower_words(text, &mut out);
     out
 }
 

@@ -86,6 +86,21 @@ impl Default for Normalizer {
     }
 }
 
+/// Appends `text`'s words (runs of letters and digits), lower-cased, to `out`, each after a
+/// single space unless `out` is empty: the one word form of texts compared word by word
+/// (near-duplicate fingerprints, [`crate::dedup`]; a heading against the page's `<title>`,
+/// [`crate::extract`]).
+pub fn push_lower_words(text: &str, out: &mut String) {
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        for c in word.chars() {
+            out.extend(c.to_lowercase());
+        }
+    }
+}
+
 /// Key of the normalised number `1`.
 pub fn number_key() -> u64 {
     xxh3_64_with_seed(b"1", HASH_SEED)
