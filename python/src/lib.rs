@@ -108,6 +108,7 @@ impl Extractor {
     /// `keep_more_furniture=True`, `no_metadata=True`, `section_end_words=30`,
     /// `link_run_blocks=2`, `extra_span_ratio=0.5`, `extra_span_min=15.0`,
     /// `multi_item_ratio=0.2`, `title_anchor_ratio=0.3`, `furniture_escape_ratio=0.1`,
+    /// `list_min_items=6`,
     /// `chooser_margin=…` (unset: the margin stored with a model's own span chooser, from
     /// `pipeline train --chooser`; 0 turns it off), `max_page_bytes=…`; a switch set to False
     /// or a value set to None keeps the default.

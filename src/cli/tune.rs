@@ -61,6 +61,9 @@ pub struct TuneArgs {
     /// Furniture-escape ratios to try (0 = off).
     #[arg(long, default_value = "0.1,0", value_delimiter = ',')]
     furniture_escape_ratio: Vec<f64>,
+    /// List-widening item counts to try (0 = off).
+    #[arg(long, default_value = "6,0", value_delimiter = ',')]
+    list_min_items: Vec<usize>,
     /// Also try without the <noscript> fallback.
     #[arg(long)]
     try_noscript_off: bool,
@@ -144,6 +147,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     });
     expand(&mut settings, &args.title_anchor_ratio, |s, &v| s.options.title_anchor_ratio = v);
     expand(&mut settings, &args.furniture_escape_ratio, |s, &v| s.options.furniture_escape_ratio = v);
+    expand(&mut settings, &args.list_min_items, |s, &v| s.options.list_min_items = v);
     expand(&mut settings, noscript, |s, &v| s.options.noscript_fallback = v);
     expand(&mut settings, &values(&args.bias, "bias")?, |s, &v| s.bias = v);
     expand(&mut settings, &values(&args.tag_bias, "tag-bias")?, |s, &v| s.tag_bias = v);

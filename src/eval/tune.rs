@@ -229,6 +229,7 @@ mod tests {
                 multi_item_ratio: 0.0,
                 title_anchor_ratio: 0.0,
                 furniture_escape_ratio: 0.0,
+                list_min_items: 0,
                 ..ExtractOptions::default()
             },
         }

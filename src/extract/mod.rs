@@ -5,6 +5,7 @@
 //! [`Extractor::extract`] (whole page) or [`Extractor::page`] (chunked writes).
 
 pub mod candidates;
+pub mod lists;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
@@ -102,6 +103,15 @@ pub struct ExtractOptions {
     #[arg(long, default_value_t = ExtractOptions::default().furniture_escape_ratio)]
     pub furniture_escape_ratio: f64,
 
+    /// When the chosen span is one item of a list whose items (the same tag and first class
+    /// name) repeat at least this many times, or part of a container of at least this many
+    /// paragraphs that it leaves unfinished, take the list or the container instead
+    /// ([`lists::widen`]); 0 turns it off. Listings, collections and product grids lead every
+    /// item with a link, so no run of positive score holds more than one or two of them.
+    /// Default: 6, chosen by leave-one-dataset-out (README).
+    #[arg(long, default_value_t = ExtractOptions::default().list_min_items)]
+    pub list_min_items: usize,
+
     /// Read the page's metadata (dates, language, authors …; [`crate::metadata`]) in the same
     /// pass. Default: on.
     #[arg(long = "no-metadata", action = clap::ArgAction::SetFalse, help = "Do not read the page's metadata (dates, language, authors …)")]
@@ -148,6 +158,7 @@ impl Default for ExtractOptions {
             noscript_fallback: true,
             title_anchor_ratio: 0.3,
             furniture_escape_ratio: 0.1,
+            list_min_items: 6,
             metadata: true,
             lenient_raw_text: true,
             chooser_margin: None,
@@ -553,6 +564,22 @@ impl PageExtraction<'_> {
             _ => span.into_iter().collect(),
         };
         let mut out = render_spans(page, tokens, &spans, &self.options, furniture.as_deref());
+        let mut spans = spans;
+        if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
+            && let Some(w) = lists::widen(page, tokens, scores, b.start, b.end, self.options.list_min_items)
+        {
+            // A list's items lead with links (and a story's rest keeps its inline links), so
+            // the wider span is read with its link lists; and it must give more text than the
+            // spans did (the furniture filters can empty a comment thread, which a forum's gold
+            // keeps).
+            let (lists::Widening::List(s, e) | lists::Widening::Paragraphs(s, e)) = w;
+            let span = (s, e);
+            let o = ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
+            let wider = render_spans(page, tokens, &[span], &o, furniture.as_deref());
+            if text::word_count(&wider) > text::word_count(&out) {
+                (out, spans) = (wider, vec![span]);
+            }
+        }
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
         let mut fallback = None;
         if self.options.noscript_fallback
@@ -988,6 +1015,28 @@ mod tests {
     fn text(html: &str, options: ExtractOptions) -> String {
         let scorer = SimpleScorer::new(SimpleScorerConfig::default());
         Extractor::new(&scorer, options).extract(html.as_bytes(), None).unwrap().text
+    }
+
+    #[test]
+    fn a_span_inside_one_item_of_a_product_grid_takes_the_grid() {
+        // One product with a long description, eleven with a name and a short line: no other
+        // run is worth an extra span, and the grid's markup says they are one list.
+        let card = |i: usize, desc: &str| {
+            format!("<li class=\"card card-{i}\"><a href=/p/{i}>Item{i} name</a><div class=desc>{desc}</div></li>")
+        };
+        let mut grid = card(0, &words("long", 30));
+        for i in 1..12 {
+            grid.push_str(&card(i, &format!("short{i} blurb here")));
+        }
+        let html =
+            format!("<html><body><div class=nav><a href=/>Home</a></div><ul class=grid>{grid}</ul></body></html>");
+        let on = text(&html, ExtractOptions::default());
+        let off = text(&html, ExtractOptions { list_min_items: 0, ..ExtractOptions::default() });
+        assert!(off.contains("long29") && !off.contains("short5"), "{off}");
+        for i in 1..12 {
+            assert!(on.contains(&format!("short{i} blurb")) && on.contains(&format!("Item{i} name")), "{on}");
+        }
+        assert!(!on.contains("Home"), "{on}");
     }
 
     #[test]

@@ -1,0 +1,316 @@
+//! Structure around the chosen span (issue 28): is the span one item of a list, or part of a
+//! run of paragraphs it leaves unfinished?
+//!
+//! The maximum subsequence takes the run of highest value. On a listing, a collection or a
+//! product grid every item leads with a link, so the token scores call the items navigation and
+//! no run holds more than one or two of them; wcxb's gold keeps them all. What tells a list
+//! apart is not the words but the markup: the span sits in an element whose siblings repeat it
+//! (the same tag and first class name, as a template renders every item). When at least
+//! [`ExtractOptions::list_min_items`](super::ExtractOptions::list_min_items) such items hold
+//! words and the list holds at least [`GROWTH`] times the span's words, the list is the span.
+//! The same evidence read one way down finds an article cut short: the span's innermost
+//! container holds at least that many paragraphs and the words the span leaves out of it are
+//! not confidently furniture (their mean score at least [`PARAGRAPH_REST_MIN_SCORE`]): an
+//! embed or an ad break scored a stretch of the story below zero.
+//!
+//! One pass over the tokens (an open-element stack, no DOM) after scoring; class names are read
+//! only for the span's ancestors and their siblings of the same tag.
+
+use crate::html::tags::{self, TagId};
+use crate::html::{Token, TokenKind};
+
+/// A list must hold at least this many times the span's words: a list that adds little is the
+/// span's own markup (a paragraph's sentences in `<span>`s, a product's three feature boxes).
+pub const GROWTH: f64 = 2.0;
+
+/// Mean token score, at least, of the words a paragraph run adds to the span. NB scores run
+/// from −0.5 (sure furniture) to +0.5: a comment thread in the article's container scores
+/// about −0.5 to −0.6 a word; the rest of a story split by an embed −0.1 to −0.3. Measured over
+/// the five dev sets, −0.3 and −0.45 give the same output, −0.2 loses one page (README).
+pub const PARAGRAPH_REST_MIN_SCORE: f64 = -0.3;
+
+/// Ancestors of the span looked at for a list (the span's item may sit a few wrappers deep in
+/// the item: a card's body in its link in its grid cell).
+const MAX_LEVELS: usize = 8;
+
+/// Open elements tracked; deeper ones are left out.
+const MAX_OPEN: usize = 1024;
+
+/// An item holds at least this many words (an empty grid cell or a spacer is no item).
+const ITEM_MIN_WORDS: u32 = 3;
+
+const NONE: u32 = u32::MAX;
+
+/// What the structure says about the span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Widening {
+    /// The span is an item of this list (tokens `start..=end`).
+    List(usize, usize),
+    /// The span is part of this container of paragraphs.
+    Paragraphs(usize, usize),
+}
+
+#[derive(Clone, Copy)]
+struct El {
+    tag: TagId,
+    start: u32,
+    end: u32,
+    parent: u32,
+}
+
+/// Elements whose repetition makes a list: an article is a run of paragraphs and headings, so
+/// those never do (they are [`Widening::Paragraphs`]).
+fn is_item(tag: TagId) -> bool {
+    matches!(tag, tags::DIV | tags::LI | tags::TR | tags::ARTICLE | tags::SECTION | tags::A | tags::DD | tags::UNKNOWN)
+}
+
+/// The value of the `class` attribute of a raw start tag (empty without one).
+fn class_value(raw: &[u8]) -> &[u8] {
+    let mut from = 1;
+    while let Some(k) = memchr::memchr(b'=', &raw[from.min(raw.len())..]) {
+        let eq = from + k;
+        from = eq + 1;
+        let mut end = eq;
+        while end > 0 && raw[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        let start = end.saturating_sub(5);
+        if start == 0 || !raw[start..end].eq_ignore_ascii_case(b"class") || !raw[start - 1].is_ascii_whitespace() {
+            continue;
+        }
+        let mut i = eq + 1;
+        while i < raw.len() && raw[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let rest = &raw[i.min(raw.len())..];
+        return match rest.first() {
+            Some(&q @ (b'"' | b'\'')) => {
+                let v = &rest[1..];
+                &v[..memchr::memchr(q, v).unwrap_or(v.len())]
+            }
+            _ => &rest[..rest.iter().position(|c| c.is_ascii_whitespace() || *c == b'>').unwrap_or(rest.len())],
+        };
+    }
+    b""
+}
+
+/// An item's kind: its tag and the first word of its class with digits left out ("item-1" and
+/// "item-2" are one kind; later class words carry state: "active", "sold-out", a hash).
+fn kind(tag: TagId, raw: &[u8]) -> u64 {
+    let first = class_value(raw).split(u8::is_ascii_whitespace).find(|w| !w.is_empty()).unwrap_or(b"");
+    let mut buf = [0u8; 64];
+    let mut n = 0;
+    for &c in first.iter().filter(|c| !c.is_ascii_digit()).take(buf.len()) {
+        buf[n] = c;
+        n += 1;
+    }
+    xxhash_rust::xxh3::xxh3_64_with_seed(&buf[..n], u64::from(tag))
+}
+
+/// The list or paragraph run the span `s..=e` belongs to, if the page's structure shows one
+/// (see the module comment); `scores` are the token scores, `min_items` the least items or
+/// paragraphs.
+pub fn widen(page: &str, tokens: &[Token], scores: &[f64], s: usize, e: usize, min_items: usize) -> Option<Widening> {
+    let n = tokens.len().min(scores.len());
+    if min_items == 0 || e >= n || s > e {
+        return None;
+    }
+    let mut words = Vec::with_capacity(n + 1);
+    words.push(0u32);
+    let mut els: Vec<El> = Vec::new();
+    let mut open: Vec<u32> = Vec::new();
+    for (i, t) in tokens[..n].iter().enumerate() {
+        words.push(words[i] + u32::from(t.kind == TokenKind::Word));
+        match t.kind {
+            TokenKind::StartTag if !tags::is_void(t.tag) && open.len() < MAX_OPEN => {
+                let parent = open.last().copied().unwrap_or(NONE);
+                open.push(els.len() as u32);
+                els.push(El { tag: t.tag, start: i as u32, end: NONE, parent });
+            }
+            TokenKind::EndTag => {
+                // As the span filters do: an end tag closes the nearest open element of its
+                // name among the last 64, and every element opened inside it.
+                let lo = open.len().saturating_sub(64);
+                if let Some(k) = open[lo..].iter().rposition(|&x| els[x as usize].tag == t.tag) {
+                    for &x in &open[lo + k..] {
+                        els[x as usize].end = i as u32;
+                    }
+                    open.truncate(lo + k);
+                }
+            }
+            _ => {}
+        }
+    }
+    for &x in &open {
+        els[x as usize].end = (n - 1) as u32;
+    }
+    let words_in = |a: u32, b: u32| words[b as usize + 1] - words[a as usize];
+    let span_words = words_in(s as u32, e as u32);
+    let grows = |el: &El| f64::from(words_in(el.start, el.end)) >= GROWTH * f64::from(span_words);
+    let children = |p: u32| {
+        let end = els[p as usize].end;
+        els[p as usize + 1..].iter().take_while(move |c| c.start <= end).filter(move |c| c.parent == p)
+    };
+    // The innermost element holding the whole span: elements are in start order, so the last
+    // one starting at or before the span that ends after it.
+    let before = els.partition_point(|el| el.start as usize <= s);
+    let lca = els[..before].iter().rposition(|el| el.end as usize >= e)? as u32;
+    let holder = els[lca as usize];
+    if matches!(holder.tag, tags::BODY | tags::HTML) {
+        return None;
+    }
+    if grows(&holder) {
+        // What the holder adds to the span is not confidently furniture.
+        let (hs, he) = (holder.start as usize, holder.end as usize);
+        let rest: f64 = scores[hs..s].iter().chain(&scores[e + 1..=he]).sum();
+        let rest_kept = rest >= PARAGRAPH_REST_MIN_SCORE * f64::from(words_in(holder.start, holder.end) - span_words);
+        // An article the span leaves unfinished.
+        let paragraphs =
+            children(lca).filter(|c| c.tag == tags::P && words_in(c.start, c.end) >= ITEM_MIN_WORDS).count();
+        if paragraphs >= min_items && rest_kept {
+            return Some(Widening::Paragraphs(hs, he));
+        }
+        // A span over a few items of a list, or an introduction to the list below it: the
+        // holder is the list. A list the span holds little of must not be confidently
+        // furniture: an article and the comment thread below it share a container too.
+        let mut kinds: Vec<(u64, usize, u32)> = Vec::new();
+        for c in children(lca).filter(|c| is_item(c.tag) && words_in(c.start, c.end) >= ITEM_MIN_WORDS) {
+            let k = kind(c.tag, tokens[c.start as usize].raw_bytes(page));
+            let (a, b) = ((c.start as usize).max(s), (c.end as usize).min(e));
+            let shared = if a <= b { words_in(a as u32, b as u32) } else { 0 };
+            match kinds.iter_mut().find(|x| x.0 == k) {
+                Some(x) => (x.1, x.2) = (x.1 + 1, x.2 + shared),
+                None => kinds.push((k, 1, shared)),
+            }
+        }
+        if kinds.iter().any(|x| x.1 >= min_items && (rest_kept || 2 * x.2 >= span_words)) {
+            return Some(Widening::List(hs, he));
+        }
+    }
+    // A span inside one item: an ancestor whose parent repeats it.
+    let mut a = lca;
+    for _ in 0..MAX_LEVELS {
+        let el = els[a as usize];
+        let p = el.parent;
+        if p == NONE || matches!(els[p as usize].tag, tags::BODY | tags::HTML) {
+            return None;
+        }
+        if is_item(el.tag) && grows(&els[p as usize]) {
+            let k = kind(el.tag, tokens[el.start as usize].raw_bytes(page));
+            let items = children(p)
+                .filter(|c| {
+                    c.tag == el.tag
+                        && words_in(c.start, c.end) >= ITEM_MIN_WORDS
+                        && kind(c.tag, tokens[c.start as usize].raw_bytes(page)) == k
+                })
+                .count();
+            if items >= min_items {
+                let pe = els[p as usize];
+                return Some(Widening::List(pe.start as usize, pe.end as usize));
+            }
+        }
+        a = p;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::{TokenizerOptions, tokenize};
+
+    fn widen_html(html: &str, span_of: &str, min_items: usize) -> Option<(Widening, String)> {
+        let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let at = html.find(span_of).unwrap() as u32;
+        let s = t.sink.iter().position(|k| k.start >= at).unwrap();
+        let end = at + span_of.len() as u32;
+        let e = t.sink.iter().rposition(|k| k.end <= end).unwrap();
+        let scores = vec![-0.1; t.sink.len()];
+        widen(&t.page, &t.sink, &scores, s, e, min_items).map(|w| {
+            let (a, b) = match w {
+                Widening::List(a, b) | Widening::Paragraphs(a, b) => (a, b),
+            };
+            (w, t.page[t.sink[a].start as usize..t.sink[b].end as usize].to_string())
+        })
+    }
+
+    #[test]
+    fn class_values_are_read_quoted_unquoted_and_only_for_class() {
+        assert_eq!(class_value(b"<div class=\"a b\">"), b"a b");
+        assert_eq!(class_value(b"<li data-x=1 CLASS = 'card'>"), b"card");
+        assert_eq!(class_value(b"<li class=item-3>"), b"item-3");
+        assert_eq!(class_value(b"<li subclass=x>"), b"");
+        assert_eq!(class_value(b"<li>"), b"");
+    }
+
+    #[test]
+    fn a_span_inside_one_item_of_a_list_widens_to_the_list() {
+        let item = |i: usize| {
+            format!(
+                "<li class=\"card card-{i}\"><a href=/{i}>Product {i} name</a> <p>Soft cotton shirt number {i}</p></li>"
+            )
+        };
+        let items: String = (0..8).map(item).collect();
+        let html =
+            format!("<body><nav>Home Shop</nav><ul class=grid>{items}</ul><footer>About us here</footer></body>");
+        let (w, text) = widen_html(&html, "Soft cotton shirt number 3", 6).expect("a list");
+        assert!(matches!(w, Widening::List(..)));
+        assert!(text.starts_with("<ul class=grid>") && text.ends_with("</ul>"), "{text}");
+        // Too few items, or items of another kind between them, are no list.
+        assert_eq!(widen_html(&html, "Soft cotton shirt number 3", 9), None);
+        let mixed: String = (0..8).map(|i| item(i).replace("card card", ["a", "b", "c"][i % 3])).collect();
+        let html = format!("<body><ul class=grid>{mixed}</ul></body>");
+        assert_eq!(widen_html(&html, "Soft cotton shirt number 3", 6), None);
+    }
+
+    #[test]
+    fn a_span_over_part_of_a_container_of_paragraphs_takes_them_unless_they_are_furniture() {
+        let paras: String = (0..8).map(|i| format!("<p>Story paragraph {i} with several words in it.</p>")).collect();
+        let html = format!("<body><div class=story>{paras}</div></body>");
+        let two = "Story paragraph 2 with several words in it.</p><p>Story paragraph 3 with several words in it.";
+        let (w, text) = widen_html(&html, two, 6).expect("paragraphs");
+        assert!(matches!(w, Widening::Paragraphs(..)));
+        assert!(text.starts_with("<div class=story>") && text.ends_with("</div>"), "{text}");
+        // The rest scoring as sure furniture (a comment thread in the story's container) stays
+        // out.
+        let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let at = html.find(two).unwrap() as u32;
+        let s = t.sink.iter().position(|k| k.start >= at).unwrap();
+        let e = t.sink.iter().rposition(|k| k.end <= at + two.len() as u32).unwrap();
+        let scores: Vec<f64> = (0..t.sink.len()).map(|i| if (s..=e).contains(&i) { 0.4 } else { -0.5 }).collect();
+        assert_eq!(widen(&t.page, &t.sink, &scores, s, e, 6), None);
+        let scores: Vec<f64> = (0..t.sink.len()).map(|i| if (s..=e).contains(&i) { 0.4 } else { -0.2 }).collect();
+        assert!(matches!(widen(&t.page, &t.sink, &scores, s, e, 6), Some(Widening::Paragraphs(..))));
+        // Fewer paragraphs than asked for, or a span within one paragraph, take nothing.
+        assert_eq!(widen_html(&html, two, 9), None);
+        assert_eq!(widen_html(&html, "Story paragraph 2 with several words in it.", 6), None);
+    }
+
+    #[test]
+    fn a_list_below_the_span_in_its_container_is_taken_unless_it_scores_as_furniture() {
+        // An introduction and the deals it introduces, or an article and its comment thread:
+        // the same markup; the scores tell them apart.
+        let intro: String = (0..3).map(|i| format!("<p>Introduction paragraph {i} with several words.</p>")).collect();
+        let items: String = (0..8)
+            .map(|i| format!("<div class=c><a href=/{i}>Entry {i}</a> <p>Text of entry {i} here.</p></div>"))
+            .collect();
+        let html = format!("<body><div class=main>{intro}{items}</div></body>");
+        let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let s = t.sink.iter().position(|k| t.page[k.start as usize..].starts_with("Introduction")).unwrap();
+        let e = t.sink.iter().rposition(|k| t.page[k.start as usize..].starts_with("words.</p><div")).unwrap();
+        let with_rest = |rest: f64| -> Vec<f64> {
+            (0..t.sink.len()).map(|i| if (s..=e).contains(&i) { 0.4 } else { rest }).collect()
+        };
+        let got = widen(&t.page, &t.sink, &with_rest(-0.1), s, e, 6);
+        assert!(matches!(got, Some(Widening::List(..))), "{got:?}");
+        assert_eq!(widen(&t.page, &t.sink, &with_rest(-0.5), s, e, 6), None);
+    }
+
+    #[test]
+    fn unclosed_and_deep_markup_is_bounded() {
+        let html = format!("<body>{}<p>words here and there</p></body>", "<div class=a>".repeat(5000));
+        assert_eq!(widen_html(&html, "words here and there", 6), None);
+        let html = "<li class=x>one two three".repeat(3000);
+        let _ = widen_html(&html, "one two three", 6);
+    }
+}
