@@ -313,4 +313,42 @@ mod tests {
         let html = "<li class=x>one two three".repeat(3000);
         let _ = widen_html(&html, "one two three", 6);
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Class values come from the page's raw start tags: any bytes read without a panic,
+        /// and the value is a part of the tag.
+        #[test]
+        fn class_value_reads_any_tag(raw in prop::collection::vec(any::<u8>(), 0..80)) {
+            let v = class_value(&raw);
+            prop_assert!(v.is_empty() || raw.windows(v.len()).any(|w| w == v));
+        }
+
+        /// Any markup and any span: no panic, and a widening holds the span.
+        #[test]
+        fn widening_holds_the_span(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "<ul class=l>", "</ul>", "<li class=\"i i-1\">", "<li class=i>", "</li>", "<p>", "</p>",
+                "<div class='c'>", "</div>", "<a href=/x>", "</a>", "one two three", " ", "<br>",
+                "<body>", "</body>", "<tr class=r>", "<td>", "</tr>", "<li class=",
+            ]), 0..80),
+            at in 0usize..1000,
+            len in 0usize..200,
+            score in -0.6f64..0.6,
+            min_items in 0usize..8,
+        ) {
+            let html = parts.concat();
+            let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+            let n = t.sink.len();
+            prop_assume!(n > 0);
+            let s = at % n;
+            let e = (s + len).min(n - 1);
+            let scores = vec![score; n];
+            if let Some(Widening::List(a, b) | Widening::Paragraphs(a, b)) = widen(&t.page, &t.sink, &scores, s, e, min_items) {
+                prop_assert!(a <= s && e <= b && b < n, "{a}..{b} for {s}..{e}");
+            }
+        }
+    }
 }
