@@ -195,6 +195,8 @@ fn tune_chooses_settings_leaving_each_dataset_out() {
         "on",
         "--furniture-escape-ratio",
         "0.1",
+        "--list-min-items",
+        "6",
         "--threads",
         "1",
         "--json",
