@@ -574,7 +574,15 @@ impl PageExtraction<'_> {
             // keeps).
             let (lists::Widening::List(s, e) | lists::Widening::Paragraphs(s, e)) = w;
             let span = (s, e);
-            let o = ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
+            let mut o = ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
+            // A list around a span that starts inside a comment section (the escape from
+            // furniture found nothing better) is a forum's thread: its posts are the content,
+            // and the comment filter would drop every one of them.
+            if matches!(w, lists::Widening::List(..))
+                && text::inside_furniture(page, tokens, b.start, self.options.drop_more_furniture)
+            {
+                o.drop_boilerplate = false;
+            }
             let wider = render_spans(page, tokens, &[span], &o, furniture.as_deref());
             if text::word_count(&wider) > text::word_count(&out) {
                 (out, spans) = (wider, vec![span]);
@@ -1037,6 +1045,27 @@ mod tests {
             assert!(on.contains(&format!("short{i} blurb")) && on.contains(&format!("Item{i} name")), "{on}");
         }
         assert!(!on.contains("Home"), "{on}");
+    }
+
+    #[test]
+    fn a_forum_thread_around_a_span_inside_one_post_keeps_every_post() {
+        // A thread whose posts sit in elements named "comment": the best run is one long post,
+        // nothing outside the thread is worth escaping to, and the other posts are short.
+        let post = |i: usize, text: &str| format!("<div class=\"comment c{i}\"><p>{text}</p></div>");
+        let mut thread = post(0, &words("long", 30));
+        for i in 1..10 {
+            thread.push_str(&post(i, &format!("reply{i} is a short answer")));
+        }
+        let html = format!(
+            "<html><body><div class=nav><a href=/>Forum</a></div><div class=comments>{thread}</div></body></html>"
+        );
+        let on = text(&html, ExtractOptions::default());
+        let off = text(&html, ExtractOptions { list_min_items: 0, ..ExtractOptions::default() });
+        assert!(off.contains("long29") && !off.contains("reply5"), "{off}");
+        for i in 1..10 {
+            assert!(on.contains(&format!("reply{i} is a short answer")), "{on}");
+        }
+        assert!(on.contains("long29") && !on.contains("Forum"), "{on}");
     }
 
     #[test]
