@@ -45,8 +45,10 @@ def test_extraction_equals_the_cli_byte_for_byte(pipeline_bin, pages):
 
 def test_options_are_the_cli_flags_as_keywords(pipeline_bin, pages):
     # The same flags through the CLI and as keywords give the same text, page by page.
-    flags = ["--keep-boilerplate", "--keep-more-furniture", "--extra-span-ratio", "0", "--section-end-words", "0", "--hr"]
-    kwargs = dict(keep_boilerplate=True, keep_more_furniture=True, extra_span_ratio=0, section_end_words=0, hr=True)
+    flags = ["--keep-boilerplate", "--keep-more-furniture", "--extra-span-ratio", "0", "--section-end-words", "0", "--hr",
+             "--list-min-items", "0"]
+    kwargs = dict(keep_boilerplate=True, keep_more_furniture=True, extra_span_ratio=0, section_end_words=0, hr=True,
+                  list_min_items=0)
     ex = ap.Extractor(**kwargs)
     assert ap.Extractor(clean=False, noscript_fallback=True, title_anchor_ratio=None) is not None
     for page in pages:
@@ -58,6 +60,24 @@ def test_options_are_the_cli_flags_as_keywords(pipeline_bin, pages):
         ap.Extractor(link_run_blocks="many")
     with pytest.raises(ValueError):
         ap.Extractor(multi_item_ratio=1.5)
+
+
+def test_span_widening_is_an_option_as_in_the_cli(tmp_path, pipeline_bin):
+    # A product grid whose items lead with links: the default takes the grid, as the CLI does;
+    # `list_min_items=0` keeps the one item the token scores chose.
+    items = "".join(
+        f'<li class="card card-{i}"><a href="/p/{i}">Item{i} name</a>'
+        f'<div class="desc">{"A long description of the first product with many words in it. " * 4 if i == 0 else f"short{i} blurb here"}</div></li>'
+        for i in range(12)
+    )
+    page = tmp_path / "grid.html"
+    page.write_text(f'<html><body><div class="nav"><a href="/">Home</a></div><ul class="grid">{items}</ul></body></html>')
+    for kwargs, flags in (({}, []), ({"list_min_items": 0}, ["--list-min-items", "0"])):
+        out = subprocess.run([str(pipeline_bin), "extract", "--json", *flags, str(page)], check=True, capture_output=True)
+        assert ap.Extractor(**kwargs).extract(page.read_bytes()).text == json.loads(out.stdout)["text"], kwargs
+    wide, narrow = ap.Extractor().extract(page.read_bytes()).text, ap.Extractor(list_min_items=0).extract(page.read_bytes()).text
+    assert "short7 blurb" in wide and "Item7 name" in wide, wide
+    assert "short7 blurb" not in narrow, narrow
 
 
 def test_a_model_with_its_own_chooser_extracts_as_the_cli(tmp_path, pipeline_bin, pages):
