@@ -554,7 +554,7 @@ impl PageExtraction<'_> {
         if self.options.hr_constraint {
             span = span.and_then(|(s, e)| text::hr_cut(tokens, s, e).map(|e| (s, e)));
         }
-        let spans = match (span, best, segments.as_deref()) {
+        let mut spans = match (span, best, segments.as_deref()) {
             // An anchored span is a short article that lost to a long run by value: the runs
             // worth a share of that run are not its parts.
             (Some(main), Some(b), Some(segs)) if self.options.extra_span_ratio > 0.0 && best == found => {
@@ -564,7 +564,6 @@ impl PageExtraction<'_> {
             _ => span.into_iter().collect(),
         };
         let mut out = render_spans(page, tokens, &spans, &self.options, furniture.as_deref());
-        let mut spans = spans;
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && let Some(w) = lists::widen(page, tokens, scores, b.start, b.end, self.options.list_min_items)
         {
