@@ -7,11 +7,16 @@ mod common;
 
 use common::{pipeline, story_manifest};
 
+/// A story between a comment box and a list of more stories: the list is the chooser's
+/// candidate beside the span.
 fn page(story: &str) -> String {
+    let more: String =
+        (0..6).map(|i| format!("<li class=more><a href=/s{i}>Another story about the town, part {i}</a></li>")).collect();
     format!(
         "<html><head><title>News</title></head><body><div class=nav><a href=/>Home</a> <a href=/a>Sport</a></div>\
          <div class=comments><p>Great story, thanks for writing it up so well!</p><p>I disagree with all of it.</p></div>\
-         <article><h1>News</h1><p>{story}</p><p>{story}</p></article><div class=footer>Privacy</div></body></html>"
+         <article><h1>News</h1><p>{story}</p><p>{story}</p></article><ul>{more}</ul>\
+         <div class=footer>Privacy</div></body></html>"
     )
 }
 
@@ -124,6 +129,8 @@ fn a_model_trained_with_its_chooser_carries_it_and_extraction_uses_it() {
     assert_eq!(extract(&never, Some("0.05")), plain, "a chooser that sees no gain keeps the span");
     let switched = extract(&always, Some("0.05"));
     assert_ne!(switched, plain, "the model's chooser, not the built-in one, chose");
+    // The list it took is read with its links (a list's items lead with them).
+    assert!(switched.contains("Another story about the town, part 5"), "{switched}");
     assert_eq!(extract(&always, None), switched, "no margin given: the model's own");
     assert_eq!(extract(&always, Some("0")), plain, "0 turns it off");
     assert_eq!(extract(&always_off, None), plain, "a chooser whose margin is 0 is off by default");

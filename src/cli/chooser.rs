@@ -50,6 +50,11 @@ pub struct ChooserArgs {
     /// For `--scorer nb`, whose model learned from the `--train` pages.
     #[arg(long, default_value_t = 5)]
     cross_fit: usize,
+    /// The margin stored in the file: the one the extractor uses when its `chooser_margin` is
+    /// not set (the built-in chooser's is the one leave-one-dataset-out chose over the dev
+    /// sets, models/README.md). Unset: none stored, the chooser is off unless a margin is given.
+    #[arg(long)]
+    margin: Option<f64>,
     /// Where to write the chooser (JSON).
     #[arg(long)]
     out: PathBuf,
@@ -99,7 +104,9 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     if args.cross_fit > 0 && !args.train.is_empty() {
         sources.push_str(&format!(" (train pages cross-fitted in {} folds)", args.cross_fit));
     }
-    let chooser = fit::fit(&train, &boost, &sources);
+    anyhow::ensure!(args.margin.is_none_or(|m| m.is_finite() && m >= 0.0), "--margin must be ≥ 0");
+    let mut chooser = fit::fit(&train, &boost, &sources);
+    chooser.margin = args.margin;
     let json = serde_json::to_string(&chooser)?;
     std::fs::write(&args.out, format!("{json}\n")).with_context(|| format!("cannot write `{}`", args.out.display()))?;
     eprintln!("chooser: {} -> {}", chooser.trained_on, args.out.display());

@@ -160,7 +160,7 @@ pub struct BoostOptions {
 
 impl Default for BoostOptions {
     fn default() -> Self {
-        BoostOptions { rounds: 300, depth: 4, learning_rate: 0.05, min_leaf: 20 }
+        BoostOptions { rounds: 300, depth: 3, learning_rate: 0.05, min_leaf: 20 }
     }
 }
 

@@ -1,26 +1,31 @@
 //! Candidate spans for the learned chooser (issue 28): the maximum subsequence picks the run of
-//! highest value, and on about one page in fourteen that is the wrong run (a caption and
-//! gallery run, a teaser rail, the comment thread). The evidence to do better is on the page:
-//! the other maximal runs of positive score (Ruzzo & Tompa), and the elements whose subtree
-//! holds text (readability's insight: score a container by the text it holds). Each candidate
-//! gets a fixed vector of page-relative features; [`crate::scoring::chooser`] weighs them.
+//! highest value, and on a listing, a collection or a product grid that run is the page's
+//! introduction or one item, while the gold keeps the grid, which may sit in another branch of
+//! the page (the span widening, [`super::lists::widen`], finds only the lists around the span).
+//! The candidates are the current choice and the page's largest lists
+//! ([`super::lists::largest`]): whether a list is the content or a sidebar, a comment thread or
+//! a related-stories grid depends on its place, its links, its words and its scores together,
+//! which is what the trees of [`crate::scoring::chooser`] weigh. Each candidate gets a fixed
+//! vector of page-relative features.
 //!
-//! One pass over the page's tokens, after scoring, with an open-element stack and prefix sums:
-//! no DOM, and at most [`MAX_RUNS`] + [`MAX_ELEMENTS`] candidates a page.
+//! Earlier choosers also took every maximal run of positive score (Ruzzo & Tompa) and the
+//! container elements holding text (readability's insight) as candidates; with the span options
+//! and the widening they gained nothing under leave-one-dataset-out and switched wrongly on
+//! dragnet's blogs (models/README.md, "Span chooser").
+//!
+//! One pass over the page's tokens, after scoring, with prefix sums: no DOM, and at most
+//! [`MAX_LISTS`] + 2 candidates a page.
 
 use crate::html::tags::{self, TagId};
 use crate::html::{Token, TokenKind};
 use crate::scoring::Segment;
 
+use super::lists::List;
 use super::text;
 
-/// Maximal runs kept as candidates, by value.
-pub const MAX_RUNS: usize = 8;
-/// Element subtrees kept as candidates, by the sum of their token scores.
-pub const MAX_ELEMENTS: usize = 8;
-/// An element holding fewer words is not a candidate.
-pub const MIN_ELEMENT_WORDS: u32 = 30;
-/// Open elements tracked (deeper ones are not candidates).
+/// The page's largest lists kept as candidates (with the widening's list, when it found one).
+pub const MAX_LISTS: usize = 3;
+/// Open elements tracked for the furniture marks.
 const MAX_DEPTH: usize = 256;
 /// No element: the parent of a top-level element, the owner of a token outside every element.
 const NO_ELEMENT: u32 = u32::MAX;
@@ -37,11 +42,6 @@ pub struct Candidate {
     /// Sum of the token scores.
     pub value: f64,
     pub features: [f64; N_FEATURES],
-}
-
-/// Block containers whose subtree may be the article.
-fn is_container(id: TagId) -> bool {
-    matches!(id, tags::DIV | tags::ARTICLE | tags::MAIN | tags::SECTION | tags::TD | tags::BODY)
 }
 
 /// Prefix counts over the page's tokens, for span sums in O(1).
@@ -61,18 +61,19 @@ impl Prefix {
     }
 }
 
-/// The candidates of a page: the current choice `current`, the best maximal runs `segs`, and
-/// the container elements holding text; duplicates (same span) once.
+/// The candidates of a page: the current choice `current` first, then the lists `lists`
+/// (duplicates of an earlier span once); `headline` is the token of the page's headline (the
+/// heading that repeats the `<title>`, else the `<h1>`), if it has one.
 pub fn candidates(
     page: &str,
     tokens: &[Token],
     scores: &[f64],
-    segs: &[Segment],
     current: Segment,
-    h1: Option<usize>,
+    headline: Option<usize>,
+    lists: &[List],
 ) -> Vec<Candidate> {
     let n = tokens.len().min(scores.len());
-    if n == 0 {
+    if n == 0 || current.end >= n {
         return Vec::new();
     }
     let mut p = Prefix {
@@ -88,20 +89,16 @@ pub fn candidates(
         v.push(0);
     }
     p.score.push(0.0);
-    // Containers open, for element candidates.
-    let mut stack: Vec<(TagId, usize)> = Vec::new();
     // Every open element (as the span filters keep it), as a slot of `opened` (its start tag
     // and its parent's slot), and the innermost open element before each token. Whether an
     // element's id/class marks it furniture or positive is read afterwards, only for the
-    // ancestors of the candidates' first tokens: reading it for every start tag was a tenth
-    // of the chooser's time.
+    // ancestors of the candidates' first tokens.
     let mut open: Vec<(TagId, u32)> = Vec::new();
     let mut opened: Vec<(u32, u32)> = Vec::new();
     let mut owner = vec![NO_ELEMENT; n];
     let mut in_a = 0u32;
     let mut article_depth = 0u32;
     let mut in_article = vec![false; n];
-    let mut elements: Vec<(usize, usize)> = Vec::new();
     for (i, t) in tokens[..n].iter().enumerate() {
         in_article[i] = article_depth > 0;
         owner[i] = open.last().map_or(NO_ELEMENT, |e| e.1);
@@ -129,9 +126,6 @@ pub fn candidates(
                 if matches!(t.tag, tags::ARTICLE | tags::MAIN) {
                     article_depth += 1;
                 }
-                if is_container(t.tag) && stack.len() < MAX_DEPTH {
-                    stack.push((t.tag, i));
-                }
             }
             TokenKind::EndTag => {
                 let lo = open.len().saturating_sub(64);
@@ -144,12 +138,6 @@ pub fn candidates(
                 if matches!(t.tag, tags::ARTICLE | tags::MAIN) {
                     article_depth = article_depth.saturating_sub(1);
                 }
-                if is_container(t.tag)
-                    && let Some(k) = stack.iter().rposition(|(tag, _)| *tag == t.tag)
-                {
-                    elements.push((stack[k].1, i));
-                    stack.truncate(k);
-                }
             }
         }
         p.score.push(p.score[i] + scores[i]);
@@ -160,22 +148,9 @@ pub fn candidates(
         p.paragraphs.push(p.paragraphs[i] + par);
         p.tags.push(p.tags[i] + u32::from(t.kind.is_tag()));
     }
-    // Elements never closed end with the page.
-    elements.extend(stack.iter().map(|&(_, s)| (s, n - 1)));
     let page_words = f64::from(p.words[n].max(1));
+    let page_link_share = f64::from(p.link_words[n]) / page_words;
     let best_value = current.value.max(f64::MIN_POSITIVE);
-
-    let mut spans: Vec<(usize, usize, bool)> = vec![(current.start, current.end, false)];
-    let mut runs: Vec<&Segment> = segs.iter().filter(|s| s.value > 0.0 && s.end < n).collect();
-    runs.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.start.cmp(&b.start)));
-    spans.extend(runs.iter().take(MAX_RUNS).map(|s| (s.start, s.end, false)));
-    let mut els: Vec<(usize, usize, f64)> = elements
-        .into_iter()
-        .filter(|&(s, e)| Prefix::range(&p.words, s, e) >= MIN_ELEMENT_WORDS)
-        .map(|(s, e)| (s, e, Prefix::range(&p.score, s, e)))
-        .collect();
-    els.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-    spans.extend(els.iter().take(MAX_ELEMENTS).map(|&(s, e, _)| (s, e, true)));
 
     // Furniture / positive marks of the open elements, read once per element asked about.
     let mut marks: Vec<u8> = vec![0; opened.len()];
@@ -196,14 +171,18 @@ pub fn candidates(
         }
         (f, g)
     };
-    let mut out: Vec<Candidate> = Vec::with_capacity(spans.len());
-    for (s, e, element) in spans {
+    let spans = std::iter::once((current.start, current.end, 0))
+        .chain(lists.iter().filter(|l| l.start <= l.end && l.end < n).map(|l| (l.start, l.end, l.items)));
+    let mut out: Vec<Candidate> = Vec::with_capacity(lists.len() + 1);
+    for (s, e, items) in spans {
         if out.iter().any(|c| c.start == s && c.end == e) {
             continue;
         }
         let value = Prefix::range(&p.score, s, e);
         let words = Prefix::range(&p.words, s, e);
-        let (in_furniture, in_positive) = enclosed(s);
+        // A list's own id/class counts too ("comment-list", "sidebar"): its marks are read
+        // from inside it.
+        let (in_furniture, in_positive) = enclosed(if items > 0 { (s + 1).min(e) } else { s });
         let fw = f64::from(words.max(1));
         let features = [
             1.0,
@@ -213,19 +192,20 @@ pub fn candidates(
             f64::from(words) / page_words,
             f64::from(Prefix::range(&p.link_words, s, e)) / fw,
             s as f64 / n as f64,
-            f64::from(h1.is_some_and(|h| s <= h && h <= e)),
-            h1.map_or(1.0, |h| if s >= h { ((s - h) as f64 / 1000.0).min(1.0) } else { 1.0 }),
+            f64::from(headline.is_some_and(|h| s <= h && h <= e)),
+            headline.map_or(1.0, |h| if s >= h { ((s - h) as f64 / 1000.0).min(1.0) } else { 1.0 }),
             f64::from(in_furniture),
             f64::from(s == current.start && e == current.end),
             f64::from(s <= current.start && current.end <= e && (s, e) != (current.start, current.end)),
             f64::from(current.start <= s && e <= current.end && (s, e) != (current.start, current.end)),
             f64::from(in_article[s]),
             (f64::from(Prefix::range(&p.periods, s, e)) * 15.0 / fw).min(2.0),
-            f64::from(element),
             f64::from(in_positive),
             (f64::from(Prefix::range(&p.paragraphs, s, e)) * 20.0 / fw).min(2.0),
             (f64::from(words) / f64::from(Prefix::range(&p.tags, s, e) + 1) / 10.0).min(2.0),
             (f64::from(Prefix::range(&p.commas, s, e)) * 20.0 / fw).min(2.0),
+            (1.0 + items as f64).ln() / 5.0,
+            page_link_share,
         ];
         out.push(Candidate { start: s, end: e, value, features });
     }
@@ -238,21 +218,38 @@ mod tests {
     use crate::html::{TokenizerOptions, tokenize};
 
     #[test]
-    fn runs_and_text_holding_elements_are_candidates_once() {
-        let story = "word ".repeat(40);
-        let html = format!("<body><div class=nav><a>a</a> <a>b</a></div><article><div>{story}.</div></article></body>");
+    fn the_current_choice_comes_first_then_the_page_s_lists_once() {
+        let intro = "word ".repeat(40);
+        let cards: String =
+            (0..8).map(|i| format!("<li class=card><a href=/{i}>Product {i} name</a> $1{i}</li>")).collect();
+        let html = format!(
+            "<body><div class=nav><a>a</a> <a>b</a></div><article><h1>Shop</h1><p>{intro}.</p></article>\
+             <ul class=grid>{cards}</ul></body>"
+        );
         let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let at = |needle: &str| s.sink.iter().position(|t| s.page[t.start as usize..].starts_with(needle)).unwrap();
         let scores: Vec<f64> =
-            s.sink.iter().map(|t| if t.kind == TokenKind::Word && t.start > 40 { 0.5 } else { -0.2 }).collect();
-        let segs = crate::scoring::max_subsequence::maximal_segments(&scores);
-        let best = *segs.iter().max_by(|a, b| a.value.total_cmp(&b.value)).unwrap();
-        let c = candidates(&s.page, &s.sink, &scores, &segs, best, None);
-        assert!(c.len() >= 2, "{c:?}");
-        assert_eq!(c[0].features[10], 1.0, "the current choice comes first");
-        assert!(c.iter().any(|c| c.features[15] == 1.0 && c.features[13] == 1.0), "an element inside <article>");
-        let mut spans: Vec<_> = c.iter().map(|c| (c.start, c.end)).collect();
-        spans.dedup();
-        assert_eq!(spans.len(), c.len());
+            (0..s.sink.len()).map(|i| if i > at("<p>") && i < at("</p>") { 0.5 } else { -0.2 }).collect();
+        let current = Segment { start: at("<p>") + 1, end: at("</p>") - 1, value: 20.0 };
+        let lists = crate::extract::lists::largest(&s.page, &s.sink, 6, MAX_LISTS);
+        assert_eq!(lists.len(), 1, "{lists:?}");
+        assert_eq!(lists[0].items, 8);
+        let c = candidates(&s.page, &s.sink, &scores, current, Some(at("<h1>")), &[lists[0], lists[0]]);
+        assert_eq!(c.len(), 2, "the list once: {c:?}");
+        let f = |name: &str| FEATURE_NAMES.iter().position(|n| *n == name).unwrap();
+        assert_eq!(c[0].features[f("is_current")], 1.0, "the current choice comes first");
+        assert_eq!(c[0].features[f("in_article")], 1.0);
+        assert_eq!((c[1].start, c[1].end), (lists[0].start, lists[0].end));
+        assert!(c[1].features[f("link_share")] > 0.5, "a grid's items lead with links");
+        assert!(c[1].features[f("log_items")] > c[0].features[f("log_items")]);
+        assert!(c[1].features[f("after_headline")] > 0.0);
         assert!(c.iter().all(|c| c.features.iter().all(|f| f.is_finite())));
+        // A list whose own class names furniture is marked so, from inside it.
+        let html = html.replace("<ul class=grid>", "<ul class=sidebar>");
+        let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let lists = crate::extract::lists::largest(&s.page, &s.sink, 6, MAX_LISTS);
+        let c = candidates(&s.page, &s.sink, &scores, current, None, &lists);
+        assert_eq!(c[1].features[f("in_furniture")], 1.0);
+        assert_eq!(c[0].features[f("in_furniture")], 0.0);
     }
 }

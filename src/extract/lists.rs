@@ -20,6 +20,8 @@
 //! One pass over the tokens (an open-element stack, no DOM) after scoring; class names are read
 //! only for the children of the span's ancestors.
 
+use std::collections::HashMap;
+
 use crate::html::tags::{self, TagId};
 use crate::html::{Token, TokenKind};
 
@@ -85,14 +87,9 @@ fn kind(tag: TagId, raw: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(&buf[..n], u64::from(tag))
 }
 
-/// The list or paragraph run the span `s..=e` belongs to, if the page's structure shows one
-/// (see the module comment); `scores` are the token scores, `min_items` the least items or
-/// paragraphs.
-pub fn widen(page: &str, tokens: &[Token], scores: &[f64], s: usize, e: usize, min_items: usize) -> Option<Widening> {
-    let n = tokens.len().min(scores.len());
-    if min_items == 0 || e >= n || s > e {
-        return None;
-    }
+/// Every element of the page in start order (an open-element stack, as the span filters keep
+/// it), and the prefix count of words before each token.
+fn elements(tokens: &[Token], n: usize) -> (Vec<u32>, Vec<El>) {
     let mut words = Vec::with_capacity(n + 1);
     words.push(0u32);
     let mut els: Vec<El> = Vec::new();
@@ -122,6 +119,67 @@ pub fn widen(page: &str, tokens: &[Token], scores: &[f64], s: usize, e: usize, m
     for &x in &open {
         els[x as usize].end = (n - 1) as u32;
     }
+    (words, els)
+}
+
+/// A list of the page: an element (tokens `start..=end`) whose children repeat one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct List {
+    pub start: usize,
+    pub end: usize,
+    /// Its items: children of the kind, each holding at least [`ITEM_MIN_WORDS`] words.
+    pub items: usize,
+}
+
+/// The page's largest lists, at most `top`, by the words their items hold: elements with at
+/// least `min_items` children of one kind (the candidates of the learned chooser,
+/// [`super::candidates`]: a listing's grid can sit in another branch of the page than its
+/// introduction, which the span took). Children are counted first and kinds read only under
+/// parents with enough of them.
+pub fn largest(page: &str, tokens: &[Token], min_items: usize, top: usize) -> Vec<List> {
+    let n = tokens.len();
+    if min_items == 0 || top == 0 || n == 0 {
+        return Vec::new();
+    }
+    let (words, els) = elements(tokens, n);
+    let words_in = |a: u32, b: u32| words[b as usize + 1] - words[a as usize];
+    let is_candidate_item =
+        |el: &El| el.parent != NONE && is_item(el.tag) && words_in(el.start, el.end) >= ITEM_MIN_WORDS;
+    let mut children = vec![0u32; els.len()];
+    for el in els.iter().filter(|el| is_candidate_item(el)) {
+        children[el.parent as usize] += 1;
+    }
+    // (parent, kind) -> (items, their words)
+    let mut groups: HashMap<(u32, u64), (usize, u32)> = HashMap::new();
+    for el in els.iter().filter(|el| is_candidate_item(el) && children[el.parent as usize] as usize >= min_items) {
+        let g = groups.entry((el.parent, kind(el.tag, tokens[el.start as usize].raw(page)))).or_default();
+        (g.0, g.1) = (g.0 + 1, g.1 + words_in(el.start, el.end));
+    }
+    let mut lists: Vec<(u32, usize, u32)> = groups
+        .into_iter()
+        .filter(|&((p, _), (items, _))| items >= min_items && !matches!(els[p as usize].tag, tags::BODY | tags::HTML))
+        .map(|((p, _), (items, w))| (p, items, w))
+        .collect();
+    // The biggest kind of each parent, then the biggest parents.
+    lists.sort_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then(b.1.cmp(&a.1)));
+    lists.dedup_by_key(|l| l.0);
+    lists.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    lists
+        .into_iter()
+        .take(top)
+        .map(|(p, items, _)| List { start: els[p as usize].start as usize, end: els[p as usize].end as usize, items })
+        .collect()
+}
+
+/// The list or paragraph run the span `s..=e` belongs to, if the page's structure shows one
+/// (see the module comment); `scores` are the token scores, `min_items` the least items or
+/// paragraphs.
+pub fn widen(page: &str, tokens: &[Token], scores: &[f64], s: usize, e: usize, min_items: usize) -> Option<Widening> {
+    let n = tokens.len().min(scores.len());
+    if min_items == 0 || e >= n || s > e {
+        return None;
+    }
+    let (words, els) = elements(tokens, n);
     let words_in = |a: u32, b: u32| words[b as usize + 1] - words[a as usize];
     let span_words = words_in(s as u32, e as u32);
     let grows = |el: &El| f64::from(words_in(el.start, el.end)) >= GROWTH * f64::from(span_words);
@@ -287,6 +345,32 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_lists_are_counted_by_their_items_words_one_kind_per_parent() {
+        let cards = |n: usize, class: &str, words: &str| -> String {
+            (0..n)
+                .map(|i| format!("<div class=\"{class} {class}-{i}\"><a href=/{i}>Item {i}</a> {words}</div>"))
+                .collect()
+        };
+        let html = format!(
+            "<body><div class=rail>{}</div><div class=grid>{}{}</div><ul class=few>{}</ul></body>",
+            cards(6, "teaser", "one two"),
+            cards(8, "card", "three four five six"),
+            cards(3, "ad", "seven eight nine ten"),
+            cards(4, "x", "a b c d e f"),
+        );
+        let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let got: Vec<(String, usize)> = largest(&t.page, &t.sink, 6, 3)
+            .into_iter()
+            .map(|l| (t.page[t.sink[l.start].start as usize..t.sink[l.start].end as usize].to_string(), l.items))
+            .collect();
+        // The grid first (its eight cards; the three ads of another kind are not its items),
+        // then the rail; four items are too few.
+        assert_eq!(got, vec![("<div class=grid>".to_string(), 8), ("<div class=rail>".to_string(), 6)]);
+        assert_eq!(largest(&t.page, &t.sink, 6, 1).len(), 1);
+        assert!(largest(&t.page, &t.sink, 0, 3).is_empty());
+    }
+
+    #[test]
     fn unclosed_and_deep_markup_is_bounded() {
         let html = format!("<body>{}<p>words here and there</p></body>", "<div class=a>".repeat(5000));
         assert_eq!(widen_html(&html, "words here and there", 6), None);
@@ -322,6 +406,11 @@ mod tests {
             let scores = vec![score; n];
             if let Some(Widening::List(a, b) | Widening::Paragraphs(a, b)) = widen(&t.page, &t.sink, &scores, s, e, min_items) {
                 prop_assert!(a <= s && e <= b && b < n, "{a}..{b} for {s}..{e}");
+            }
+            let lists = largest(&t.page, &t.sink, min_items, 3);
+            prop_assert!(lists.len() <= 3);
+            for l in lists {
+                prop_assert!(l.start < l.end && l.end < n && l.items >= min_items.max(1), "{l:?}");
             }
         }
     }

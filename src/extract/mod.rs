@@ -524,27 +524,50 @@ impl PageExtraction<'_> {
                 self.options.drop_more_furniture,
             ));
         }
-        if let (Some(b), Some(segs)) = (best, segments.as_deref())
+        let chooser = chooser_of(&self.options, self.scorer);
+        // The page's headline, for the title anchor and the chooser's features.
+        let headline = (self.options.title_anchor_ratio > 0.0 || chooser.is_some() || collect.is_some())
+            .then(|| {
+                title
+                    .as_deref()
+                    .and_then(|t| title_heading(page, tokens, &sink.headings, t))
+                    .or(sink.h1.filter(|_| sink.h1_count <= ANCHOR_MAX_H1))
+            })
+            .flatten();
+        if let (Some(b), Some(segs), Some(headline)) = (best, segments.as_deref(), headline)
             && self.options.title_anchor_ratio > 0.0
-            && let Some(headline) = title
-                .as_deref()
-                .and_then(|t| title_heading(page, tokens, &sink.headings, t))
-                .or(sink.h1.filter(|_| sink.h1_count <= ANCHOR_MAX_H1))
         {
             best = Some(anchor(segs, b, headline, self.options.title_anchor_ratio));
         }
-        let chooser = chooser_of(&self.options, self.scorer);
-        if let (Some(b), Some(segs), Some(scores)) = (best, segments.as_deref(), sink.scores.as_deref())
+        // A list the learned chooser took instead of the span: read with its link lists, as a
+        // widened list is (its items lead with links).
+        let list_options = || ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
+        let mut chosen_list = false;
+        if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && (chooser.is_some() || collect.is_some())
         {
-            let cands = candidates::candidates(page, tokens, scores, segs, b, sink.h1);
+            let min_items = self.options.list_min_items;
+            let mut lists = lists::largest(page, tokens, min_items, candidates::MAX_LISTS);
+            if let Some(lists::Widening::List(start, end)) =
+                lists::widen(page, tokens, scores, b.start, b.end, min_items)
+            {
+                lists.push(lists::List { start, end, items: min_items });
+            }
+            let cands = candidates::candidates(page, tokens, scores, b, headline, &lists);
             if let Some(i) = chooser.and_then(|(c, margin)| c.choose(cands.iter().map(|c| &c.features), margin)) {
+                // A list that renders to nothing (every item a link list the filters drop
+                // even so, or furniture) is no better than the span.
                 let c = &cands[i];
-                best = Some(Segment { start: c.start, end: c.end, value: c.value });
+                let text = render_spans(page, tokens, &[(c.start, c.end)], &list_options(), furniture.as_deref());
+                if text::word_count(&text) > 0 {
+                    best = Some(Segment { start: c.start, end: c.end, value: c.value });
+                    chosen_list = true;
+                }
             }
             if let Some(out) = collect {
-                let o = &self.options;
-                out.extend(cands.into_iter().map(|c| {
+                let lo = list_options();
+                out.extend(cands.into_iter().enumerate().map(|(i, c)| {
+                    let o = if i == 0 { &self.options } else { &lo };
                     let text = render_spans(page, tokens, &[(c.start, c.end)], o, None);
                     (c, text)
                 }));
@@ -557,13 +580,19 @@ impl PageExtraction<'_> {
         let mut spans = match (span, best, segments.as_deref()) {
             // An anchored span is a short article that lost to a long run by value: the runs
             // worth a share of that run are not its parts.
-            (Some(main), Some(b), Some(segs)) if self.options.extra_span_ratio > 0.0 && best == found => {
+            (Some(main), Some(b), Some(segs))
+                if self.options.extra_span_ratio > 0.0 && best == found && !chosen_list =>
+            {
                 let o = &self.options;
                 extra_spans(segs, main, b.value, (o.extra_span_ratio, o.extra_span_min), o.multi_item_ratio)
             }
             _ => span.into_iter().collect(),
         };
-        let mut out = render_spans(page, tokens, &spans, &self.options, furniture.as_deref());
+        let mut out = if chosen_list {
+            render_spans(page, tokens, &spans, &list_options(), furniture.as_deref())
+        } else {
+            render_spans(page, tokens, &spans, &self.options, furniture.as_deref())
+        };
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && let Some(w) = lists::widen(page, tokens, scores, b.start, b.end, self.options.list_min_items)
         {

@@ -25,21 +25,22 @@ pub const FEATURE_NAMES: [&str; N_FEATURES] = [
     "word_share",
     "link_share",
     "start_position",
-    "holds_h1",
-    "after_h1",
+    "holds_headline",
+    "after_headline",
     "in_furniture",
     "is_current",
     "holds_current",
     "inside_current",
     "in_article",
     "sentence_share",
-    "is_element",
     "in_positive",
     "paragraph_density",
     "text_density",
     "comma_share",
+    "log_items",
+    "page_link_share",
 ];
-pub const N_FEATURES: usize = 20;
+pub const N_FEATURES: usize = 21;
 
 /// One node of a regression tree: a split (`feature`, `threshold`; values ≤ it go `left`) or,
 /// when `feature` is `None`, a leaf of value `value`.

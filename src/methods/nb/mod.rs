@@ -32,8 +32,12 @@ pub(super) fn load(_: &'static str, model: Option<&Path>) -> Result<Box<dyn Scor
 /// The built-in model (named `default`), or a model file (named by its stem).
 pub fn read(model: Option<&Path>) -> Result<(NbModel, String), ScorerError> {
     match model {
+        // The built-in model's span chooser is built in beside it (`models/chooser.json`).
         None => NbModel::from_bytes(DEFAULT_MODEL)
-            .map(|m| (m, "default".to_string()))
+            .map(|mut m| {
+                m.header.chooser.get_or_insert_with(|| crate::scoring::chooser::builtin().clone());
+                (m, "default".to_string())
+            })
             .map_err(|source| ScorerError::Model { path: "<built-in default.nbm>".into(), source }),
         Some(path) => read_model(path, NbModel::from_bytes),
     }
@@ -72,4 +76,20 @@ pub(super) fn train(job: TrainJob<'_>) -> Result<Trained, TrainError> {
         ),
     ];
     Ok(Trained { bytes: model.to_bytes(), report })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scoring::Scorer;
+
+    #[test]
+    fn the_built_in_model_carries_the_built_in_chooser_switched_on() {
+        let (m, name) = super::read(None).unwrap();
+        assert_eq!(name, "default");
+        let c = m.header.chooser.as_ref().expect("the built-in chooser");
+        assert_eq!(c, crate::scoring::chooser::builtin());
+        assert!(c.margin.is_some_and(|m| m > 0.0), "on by default: {:?}", c.margin);
+        let scorer = super::model::NbScorer::new(m, "default");
+        assert!(scorer.chooser().is_some());
+    }
 }
