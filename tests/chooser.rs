@@ -10,8 +10,9 @@ use common::{pipeline, story_manifest};
 /// A story between a comment box and a list of more stories: the list is the chooser's
 /// candidate beside the span.
 fn page(story: &str) -> String {
-    let more: String =
-        (0..6).map(|i| format!("<li class=more><a href=/s{i}>Another story about the town, part {i}</a></li>")).collect();
+    let more: String = (0..6)
+        .map(|i| format!("<li class=more><a href=/s{i}>Another story about the town, part {i}</a></li>"))
+        .collect();
     format!(
         "<html><head><title>News</title></head><body><div class=nav><a href=/>Home</a> <a href=/a>Sport</a></div>\
          <div class=comments><p>Great story, thanks for writing it up so well!</p><p>I disagree with all of it.</p></div>\

@@ -64,6 +64,10 @@ pub struct TuneArgs {
     /// List-widening item counts to try (0 = off).
     #[arg(long, default_value = "6,0", value_delimiter = ',')]
     list_min_items: Vec<usize>,
+    /// Learned-chooser margins to try (0 = off); none given: the model's own (the built-in
+    /// model's chooser at its margin).
+    #[arg(long, value_delimiter = ',')]
+    chooser_margin: Vec<f64>,
     /// Also try without the <noscript> fallback.
     #[arg(long)]
     try_noscript_off: bool,
@@ -148,6 +152,9 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     expand(&mut settings, &args.title_anchor_ratio, |s, &v| s.options.title_anchor_ratio = v);
     expand(&mut settings, &args.furniture_escape_ratio, |s, &v| s.options.furniture_escape_ratio = v);
     expand(&mut settings, &args.list_min_items, |s, &v| s.options.list_min_items = v);
+    if !args.chooser_margin.is_empty() {
+        expand(&mut settings, &args.chooser_margin, |s, &v| s.options.chooser_margin = Some(v));
+    }
     expand(&mut settings, noscript, |s, &v| s.options.noscript_fallback = v);
     expand(&mut settings, &values(&args.bias, "bias")?, |s, &v| s.bias = v);
     expand(&mut settings, &values(&args.tag_bias, "tag-bias")?, |s, &v| s.tag_bias = v);

@@ -25,12 +25,8 @@ use super::text;
 
 /// The page's largest lists kept as candidates (with the widening's list, when it found one).
 pub const MAX_LISTS: usize = 3;
-/// Open elements tracked for the furniture marks.
+/// Open elements tracked for the furniture marks (times 4).
 const MAX_DEPTH: usize = 256;
-/// No element: the parent of a top-level element, the owner of a token outside every element.
-const NO_ELEMENT: u32 = u32::MAX;
-/// An element's marks have been read (bit 0: furniture, bit 1: positive).
-const MARKED: u8 = 4;
 
 pub use crate::scoring::chooser::{FEATURE_NAMES, N_FEATURES};
 
@@ -44,21 +40,25 @@ pub struct Candidate {
     pub features: [f64; N_FEATURES],
 }
 
-/// Prefix counts over the page's tokens, for span sums in O(1).
-struct Prefix {
-    score: Vec<f64>,
-    words: Vec<u32>,
-    link_words: Vec<u32>,
-    periods: Vec<u32>,
-    commas: Vec<u32>,
-    paragraphs: Vec<u32>,
-    tags: Vec<u32>,
+/// What a candidate's tokens add up to.
+#[derive(Default)]
+struct Sums {
+    score: f64,
+    words: u32,
+    link_words: u32,
+    periods: u32,
+    commas: u32,
+    paragraphs: u32,
+    tags: u32,
 }
 
-impl Prefix {
-    fn range<T: Copy + std::ops::Sub<Output = T>>(v: &[T], s: usize, e: usize) -> T {
-        v[e + 1] - v[s]
-    }
+/// The open elements before a token (their start tags, innermost last), and whether it is
+/// inside a link and inside `<article>`/`<main>`.
+#[derive(Default, Clone)]
+struct Context {
+    open: Vec<u32>,
+    in_a: u32,
+    in_article: bool,
 }
 
 /// The candidates of a page: the current choice `current` first, then the lists `lists`
@@ -76,49 +76,38 @@ pub fn candidates(
     if n == 0 || current.end >= n {
         return Vec::new();
     }
-    let mut p = Prefix {
-        score: Vec::with_capacity(n + 1),
-        words: Vec::with_capacity(n + 1),
-        link_words: Vec::with_capacity(n + 1),
-        periods: Vec::with_capacity(n + 1),
-        commas: Vec::with_capacity(n + 1),
-        paragraphs: Vec::with_capacity(n + 1),
-        tags: Vec::with_capacity(n + 1),
-    };
-    for v in [&mut p.words, &mut p.link_words, &mut p.periods, &mut p.commas, &mut p.paragraphs, &mut p.tags] {
-        v.push(0);
+    // The spans, and the token each one's marks are read before: a list's own id/class counts
+    // too ("comment-list", "sidebar"), so its marks are read from inside it.
+    let mut spans: Vec<(usize, usize, usize)> = vec![(current.start, current.end, 0)];
+    for l in lists.iter().filter(|l| l.start <= l.end && l.end < n) {
+        if !spans.iter().any(|&(s, e, _)| (s, e) == (l.start, l.end)) {
+            spans.push((l.start, l.end, l.items));
+        }
     }
-    p.score.push(0.0);
-    // Every open element (as the span filters keep it), as a slot of `opened` (its start tag
-    // and its parent's slot), and the innermost open element before each token. Whether an
-    // element's id/class marks it furniture or positive is read afterwards, only for the
-    // ancestors of the candidates' first tokens.
-    let mut open: Vec<(TagId, u32)> = Vec::new();
-    let mut opened: Vec<(u32, u32)> = Vec::new();
-    let mut owner = vec![NO_ELEMENT; n];
-    let mut in_a = 0u32;
-    let mut article_depth = 0u32;
-    let mut in_article = vec![false; n];
+    let at = |&(s, e, items): &(usize, usize, usize)| if items > 0 { (s + 1).min(e) } else { s };
+    let mut wanted: Vec<usize> = spans.iter().flat_map(|x| [x.0, at(x)]).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    // One pass over the page: its words and link words, and the context before each wanted
+    // token (an open-element stack as the span filters keep it, no DOM).
+    let mut contexts: Vec<(usize, Context)> = Vec::with_capacity(wanted.len());
+    let (mut open, mut in_a, mut article_depth): (Vec<(TagId, u32)>, u32, u32) = (Vec::new(), 0, 0);
+    let (mut page_words, mut page_link_words) = (0u32, 0u32);
+    let mut next = wanted.iter().copied().peekable();
     for (i, t) in tokens[..n].iter().enumerate() {
-        in_article[i] = article_depth > 0;
-        owner[i] = open.last().map_or(NO_ELEMENT, |e| e.1);
-        let (mut w, mut lw, mut per, mut com, mut par) = (0, 0, 0, 0, 0);
+        if next.peek() == Some(&i) {
+            next.next();
+            let open = open.iter().map(|e| e.1).collect();
+            contexts.push((i, Context { open, in_a, in_article: article_depth > 0 }));
+        }
         match t.kind {
             TokenKind::Word => {
-                w = 1;
-                lw = u32::from(in_a > 0);
-            }
-            TokenKind::Symbol => {
-                let r = t.raw(page);
-                per = u32::from(matches!(r, "." | "!" | "?"));
-                com = u32::from(r == ",");
+                page_words += 1;
+                page_link_words += u32::from(in_a > 0);
             }
             TokenKind::StartTag => {
-                par = u32::from(t.tag == tags::P);
                 if !tags::is_void(t.tag) && open.len() < MAX_DEPTH * 4 {
-                    let parent = open.last().map_or(NO_ELEMENT, |e| e.1);
-                    open.push((t.tag, opened.len() as u32));
-                    opened.push((i as u32, parent));
+                    open.push((t.tag, i as u32));
                 }
                 if t.tag == tags::A {
                     in_a += 1;
@@ -139,50 +128,60 @@ pub fn candidates(
                     article_depth = article_depth.saturating_sub(1);
                 }
             }
+            TokenKind::Symbol => {}
         }
-        p.score.push(p.score[i] + scores[i]);
-        p.words.push(p.words[i] + w);
-        p.link_words.push(p.link_words[i] + lw);
-        p.periods.push(p.periods[i] + per);
-        p.commas.push(p.commas[i] + com);
-        p.paragraphs.push(p.paragraphs[i] + par);
-        p.tags.push(p.tags[i] + u32::from(t.kind.is_tag()));
     }
-    let page_words = f64::from(p.words[n].max(1));
-    let page_link_share = f64::from(p.link_words[n]) / page_words;
+    let context = |i: usize| &contexts[contexts.binary_search_by_key(&i, |c| c.0).expect("a wanted token")].1;
+    let page_link_share = f64::from(page_link_words) / f64::from(page_words.max(1));
+    let page_words = f64::from(page_words.max(1));
     let best_value = current.value.max(f64::MIN_POSITIVE);
-
-    // Furniture / positive marks of the open elements, read once per element asked about.
-    let mut marks: Vec<u8> = vec![0; opened.len()];
-    let mut enclosed = |s: usize| -> (bool, bool) {
-        let (mut f, mut g) = (false, false);
-        let mut slot = owner[s];
-        while slot != NO_ELEMENT {
-            let (at, parent) = opened[slot as usize];
-            let m = &mut marks[slot as usize];
-            if *m == 0 {
-                let t = &tokens[at as usize];
+    // Whether an element's id/class marks it furniture or positive (bit 0, bit 1), read once
+    // per element asked about.
+    let mut marks: std::collections::HashMap<u32, u8> = std::collections::HashMap::new();
+    let mut out: Vec<Candidate> = Vec::with_capacity(spans.len());
+    for span in &spans {
+        let &(s, e, items) = span;
+        let (c, before) = (context(at(span)), context(s));
+        let (mut in_furniture, mut in_positive) = (false, false);
+        for &tag_at in &c.open {
+            let m = *marks.entry(tag_at).or_insert_with(|| {
+                let t = &tokens[tag_at as usize];
                 let names = text::class_names(t.raw(page));
                 let furniture = names & !text::F_POSITIVE != 0 || t.tag == tags::FOOTER;
-                *m = MARKED | u8::from(furniture) | (u8::from(names & text::F_POSITIVE != 0) << 1);
+                u8::from(furniture) | (u8::from(names & text::F_POSITIVE != 0) << 1)
+            });
+            (in_furniture, in_positive) = (in_furniture || m & 1 != 0, in_positive || m & 2 != 0);
+        }
+        // The span's sums, its link depth starting from the one before its first token.
+        let mut in_a = before.in_a;
+        let mut x = Sums::default();
+        for (t, &score) in tokens[s..=e].iter().zip(&scores[s..=e]) {
+            x.score += score;
+            match t.kind {
+                TokenKind::Word => {
+                    x.words += 1;
+                    x.link_words += u32::from(in_a > 0);
+                }
+                TokenKind::Symbol => {
+                    let r = t.raw(page);
+                    x.periods += u32::from(matches!(r, "." | "!" | "?"));
+                    x.commas += u32::from(r == ",");
+                }
+                TokenKind::StartTag => {
+                    x.paragraphs += u32::from(t.tag == tags::P);
+                    x.tags += 1;
+                    in_a += u32::from(t.tag == tags::A);
+                }
+                TokenKind::EndTag => {
+                    x.tags += 1;
+                    if t.tag == tags::A {
+                        in_a = in_a.saturating_sub(1);
+                    }
+                }
             }
-            (f, g) = (f || *m & 1 != 0, g || *m & 2 != 0);
-            slot = parent;
         }
-        (f, g)
-    };
-    let spans = std::iter::once((current.start, current.end, 0))
-        .chain(lists.iter().filter(|l| l.start <= l.end && l.end < n).map(|l| (l.start, l.end, l.items)));
-    let mut out: Vec<Candidate> = Vec::with_capacity(lists.len() + 1);
-    for (s, e, items) in spans {
-        if out.iter().any(|c| c.start == s && c.end == e) {
-            continue;
-        }
-        let value = Prefix::range(&p.score, s, e);
-        let words = Prefix::range(&p.words, s, e);
-        // A list's own id/class counts too ("comment-list", "sidebar"): its marks are read
-        // from inside it.
-        let (in_furniture, in_positive) = enclosed(if items > 0 { (s + 1).min(e) } else { s });
+        let in_article = before.in_article;
+        let (value, words) = (x.score, x.words);
         let fw = f64::from(words.max(1));
         let features = [
             1.0,
@@ -190,7 +189,7 @@ pub fn candidates(
             (value / (e - s + 1) as f64).clamp(-1.0, 1.0),
             (1.0 + f64::from(words)).ln() / 10.0,
             f64::from(words) / page_words,
-            f64::from(Prefix::range(&p.link_words, s, e)) / fw,
+            f64::from(x.link_words) / fw,
             s as f64 / n as f64,
             f64::from(headline.is_some_and(|h| s <= h && h <= e)),
             headline.map_or(1.0, |h| if s >= h { ((s - h) as f64 / 1000.0).min(1.0) } else { 1.0 }),
@@ -198,12 +197,12 @@ pub fn candidates(
             f64::from(s == current.start && e == current.end),
             f64::from(s <= current.start && current.end <= e && (s, e) != (current.start, current.end)),
             f64::from(current.start <= s && e <= current.end && (s, e) != (current.start, current.end)),
-            f64::from(in_article[s]),
-            (f64::from(Prefix::range(&p.periods, s, e)) * 15.0 / fw).min(2.0),
+            f64::from(in_article),
+            (f64::from(x.periods) * 15.0 / fw).min(2.0),
             f64::from(in_positive),
-            (f64::from(Prefix::range(&p.paragraphs, s, e)) * 20.0 / fw).min(2.0),
-            (f64::from(words) / f64::from(Prefix::range(&p.tags, s, e) + 1) / 10.0).min(2.0),
-            (f64::from(Prefix::range(&p.commas, s, e)) * 20.0 / fw).min(2.0),
+            (f64::from(x.paragraphs) * 20.0 / fw).min(2.0),
+            (f64::from(words) / f64::from(x.tags + 1) / 10.0).min(2.0),
+            (f64::from(x.commas) * 20.0 / fw).min(2.0),
             (1.0 + items as f64).ln() / 5.0,
             page_link_share,
         ];
@@ -215,6 +214,7 @@ pub fn candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extract::lists::Elements;
     use crate::html::{TokenizerOptions, tokenize};
 
     #[test]
@@ -231,7 +231,7 @@ mod tests {
         let scores: Vec<f64> =
             (0..s.sink.len()).map(|i| if i > at("<p>") && i < at("</p>") { 0.5 } else { -0.2 }).collect();
         let current = Segment { start: at("<p>") + 1, end: at("</p>") - 1, value: 20.0 };
-        let lists = crate::extract::lists::largest(&s.page, &s.sink, 6, MAX_LISTS);
+        let lists = crate::extract::lists::largest(&Elements::new(&s.sink), &s.page, &s.sink, 6, MAX_LISTS);
         assert_eq!(lists.len(), 1, "{lists:?}");
         assert_eq!(lists[0].items, 8);
         let c = candidates(&s.page, &s.sink, &scores, current, Some(at("<h1>")), &[lists[0], lists[0]]);
@@ -247,7 +247,7 @@ mod tests {
         // A list whose own class names furniture is marked so, from inside it.
         let html = html.replace("<ul class=grid>", "<ul class=sidebar>");
         let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
-        let lists = crate::extract::lists::largest(&s.page, &s.sink, 6, MAX_LISTS);
+        let lists = crate::extract::lists::largest(&Elements::new(&s.sink), &s.page, &s.sink, 6, MAX_LISTS);
         let c = candidates(&s.page, &s.sink, &scores, current, None, &lists);
         assert_eq!(c[1].features[f("in_furniture")], 1.0);
         assert_eq!(c[0].features[f("in_furniture")], 0.0);

@@ -88,7 +88,20 @@ fn kind(tag: TagId, raw: &str) -> u64 {
 }
 
 /// Every element of the page in start order (an open-element stack, as the span filters keep
-/// it), and the prefix count of words before each token.
+/// it), and the prefix count of words before each token: built once a page, read by
+/// [`largest`] and [`widen`].
+pub struct Elements {
+    words: Vec<u32>,
+    els: Vec<El>,
+}
+
+impl Elements {
+    pub fn new(tokens: &[Token]) -> Elements {
+        let (words, els) = elements(tokens, tokens.len());
+        Elements { words, els }
+    }
+}
+
 fn elements(tokens: &[Token], n: usize) -> (Vec<u32>, Vec<El>) {
     let mut words = Vec::with_capacity(n + 1);
     words.push(0u32);
@@ -136,12 +149,11 @@ pub struct List {
 /// [`super::candidates`]: a listing's grid can sit in another branch of the page than its
 /// introduction, which the span took). Children are counted first and kinds read only under
 /// parents with enough of them.
-pub fn largest(page: &str, tokens: &[Token], min_items: usize, top: usize) -> Vec<List> {
-    let n = tokens.len();
-    if min_items == 0 || top == 0 || n == 0 {
+pub fn largest(elements: &Elements, page: &str, tokens: &[Token], min_items: usize, top: usize) -> Vec<List> {
+    let (words, els) = (&elements.words, &elements.els);
+    if min_items == 0 || top == 0 || words.len() != tokens.len() + 1 {
         return Vec::new();
     }
-    let (words, els) = elements(tokens, n);
     let words_in = |a: u32, b: u32| words[b as usize + 1] - words[a as usize];
     let is_candidate_item =
         |el: &El| el.parent != NONE && is_item(el.tag) && words_in(el.start, el.end) >= ITEM_MIN_WORDS;
@@ -174,12 +186,20 @@ pub fn largest(page: &str, tokens: &[Token], min_items: usize, top: usize) -> Ve
 /// The list or paragraph run the span `s..=e` belongs to, if the page's structure shows one
 /// (see the module comment); `scores` are the token scores, `min_items` the least items or
 /// paragraphs.
-pub fn widen(page: &str, tokens: &[Token], scores: &[f64], s: usize, e: usize, min_items: usize) -> Option<Widening> {
-    let n = tokens.len().min(scores.len());
-    if min_items == 0 || e >= n || s > e {
+pub fn widen(
+    elements: &Elements,
+    page: &str,
+    tokens: &[Token],
+    scores: &[f64],
+    s: usize,
+    e: usize,
+    min_items: usize,
+) -> Option<Widening> {
+    let (words, els) = (&elements.words, &elements.els);
+    let n = tokens.len();
+    if min_items == 0 || e >= n || s > e || scores.len() < n || words.len() != n + 1 {
         return None;
     }
-    let (words, els) = elements(tokens, n);
     let words_in = |a: u32, b: u32| words[b as usize + 1] - words[a as usize];
     let span_words = words_in(s as u32, e as u32);
     let grows = |el: &El| f64::from(words_in(el.start, el.end)) >= GROWTH * f64::from(span_words);
@@ -262,7 +282,7 @@ mod tests {
         let end = at + span_of.len() as u32;
         let e = t.sink.iter().rposition(|k| k.end <= end).unwrap();
         let scores = vec![-0.1; t.sink.len()];
-        widen(&t.page, &t.sink, &scores, s, e, min_items).map(|w| {
+        widen(&Elements::new(&t.sink), &t.page, &t.sink, &scores, s, e, min_items).map(|w| {
             let (a, b) = match w {
                 Widening::List(a, b) | Widening::Paragraphs(a, b) => (a, b),
             };
@@ -316,9 +336,12 @@ mod tests {
         let s = t.sink.iter().position(|k| k.start >= at).unwrap();
         let e = t.sink.iter().rposition(|k| k.end <= at + two.len() as u32).unwrap();
         let scores: Vec<f64> = (0..t.sink.len()).map(|i| if (s..=e).contains(&i) { 0.4 } else { -0.5 }).collect();
-        assert_eq!(widen(&t.page, &t.sink, &scores, s, e, 6), None);
+        assert_eq!(widen(&Elements::new(&t.sink), &t.page, &t.sink, &scores, s, e, 6), None);
         let scores: Vec<f64> = (0..t.sink.len()).map(|i| if (s..=e).contains(&i) { 0.4 } else { -0.2 }).collect();
-        assert!(matches!(widen(&t.page, &t.sink, &scores, s, e, 6), Some(Widening::Paragraphs(..))));
+        assert!(matches!(
+            widen(&Elements::new(&t.sink), &t.page, &t.sink, &scores, s, e, 6),
+            Some(Widening::Paragraphs(..))
+        ));
         // Fewer paragraphs than asked for, or a span within one paragraph, take nothing.
         assert_eq!(widen_html(&html, two, 9), None);
         assert_eq!(widen_html(&html, "Story paragraph 2 with several words in it.", 6), None);
@@ -339,9 +362,9 @@ mod tests {
         let with_rest = |rest: f64| -> Vec<f64> {
             (0..t.sink.len()).map(|i| if (s..=e).contains(&i) { 0.4 } else { rest }).collect()
         };
-        let got = widen(&t.page, &t.sink, &with_rest(-0.1), s, e, 6);
+        let got = widen(&Elements::new(&t.sink), &t.page, &t.sink, &with_rest(-0.1), s, e, 6);
         assert!(matches!(got, Some(Widening::List(..))), "{got:?}");
-        assert_eq!(widen(&t.page, &t.sink, &with_rest(-0.5), s, e, 6), None);
+        assert_eq!(widen(&Elements::new(&t.sink), &t.page, &t.sink, &with_rest(-0.5), s, e, 6), None);
     }
 
     #[test]
@@ -359,15 +382,15 @@ mod tests {
             cards(4, "x", "a b c d e f"),
         );
         let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
-        let got: Vec<(String, usize)> = largest(&t.page, &t.sink, 6, 3)
+        let got: Vec<(String, usize)> = largest(&Elements::new(&t.sink), &t.page, &t.sink, 6, 3)
             .into_iter()
             .map(|l| (t.page[t.sink[l.start].start as usize..t.sink[l.start].end as usize].to_string(), l.items))
             .collect();
         // The grid first (its eight cards; the three ads of another kind are not its items),
         // then the rail; four items are too few.
         assert_eq!(got, vec![("<div class=grid>".to_string(), 8), ("<div class=rail>".to_string(), 6)]);
-        assert_eq!(largest(&t.page, &t.sink, 6, 1).len(), 1);
-        assert!(largest(&t.page, &t.sink, 0, 3).is_empty());
+        assert_eq!(largest(&Elements::new(&t.sink), &t.page, &t.sink, 6, 1).len(), 1);
+        assert!(largest(&Elements::new(&t.sink), &t.page, &t.sink, 0, 3).is_empty());
     }
 
     #[test]
@@ -404,10 +427,10 @@ mod tests {
             let s = at % n;
             let e = (s + len).min(n - 1);
             let scores = vec![score; n];
-            if let Some(Widening::List(a, b) | Widening::Paragraphs(a, b)) = widen(&t.page, &t.sink, &scores, s, e, min_items) {
+            if let Some(Widening::List(a, b) | Widening::Paragraphs(a, b)) = widen(&Elements::new(&t.sink), &t.page, &t.sink, &scores, s, e, min_items) {
                 prop_assert!(a <= s && e <= b && b < n, "{a}..{b} for {s}..{e}");
             }
-            let lists = largest(&t.page, &t.sink, min_items, 3);
+            let lists = largest(&Elements::new(&t.sink), &t.page, &t.sink, min_items, 3);
             prop_assert!(lists.len() <= 3);
             for l in lists {
                 prop_assert!(l.start < l.end && l.end < n && l.items >= min_items.max(1), "{l:?}");

@@ -543,17 +543,32 @@ impl PageExtraction<'_> {
         // widened list is (its items lead with links).
         let list_options = || ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
         let mut chosen_list = false;
+        // The page's elements, built once for the chooser's lists and the widening; and the
+        // widening of the span the chooser saw, reused when it keeps that span.
+        let elements = std::cell::OnceCell::new();
+        let elements = || elements.get_or_init(|| lists::Elements::new(tokens));
+        let mut widened: Option<((usize, usize), Option<lists::Widening>)> = None;
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && (chooser.is_some() || collect.is_some())
         {
             let min_items = self.options.list_min_items;
-            let mut lists = lists::largest(page, tokens, min_items, candidates::MAX_LISTS);
-            if let Some(lists::Widening::List(start, end)) =
-                lists::widen(page, tokens, scores, b.start, b.end, min_items)
-            {
+            let (mut lists, w) = if min_items == 0 {
+                (Vec::new(), None)
+            } else {
+                let els = elements();
+                let w = lists::widen(els, page, tokens, scores, b.start, b.end, min_items);
+                (lists::largest(els, page, tokens, min_items, candidates::MAX_LISTS), w)
+            };
+            if let Some(lists::Widening::List(start, end)) = w {
                 lists.push(lists::List { start, end, items: min_items });
             }
-            let cands = candidates::candidates(page, tokens, scores, b, headline, &lists);
+            widened = Some(((b.start, b.end), w));
+            // No list: nothing to choose (the candidates are still collected for training).
+            let cands = if lists.is_empty() && collect.is_none() {
+                Vec::new()
+            } else {
+                candidates::candidates(page, tokens, scores, b, headline, &lists)
+            };
             if let Some(i) = chooser.and_then(|(c, margin)| c.choose(cands.iter().map(|c| &c.features), margin)) {
                 // A list that renders to nothing (every item a link list the filters drop
                 // even so, or furniture) is no better than the span.
@@ -594,7 +609,11 @@ impl PageExtraction<'_> {
             render_spans(page, tokens, &spans, &self.options, furniture.as_deref())
         };
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
-            && let Some(w) = lists::widen(page, tokens, scores, b.start, b.end, self.options.list_min_items)
+            && let Some(w) = match widened {
+                Some((span, w)) if span == (b.start, b.end) => w,
+                _ if self.options.list_min_items == 0 => None,
+                _ => lists::widen(elements(), page, tokens, scores, b.start, b.end, self.options.list_min_items),
+            }
         {
             // A list's items lead with links (and a story's rest keeps its inline links), so
             // the wider span is read with its link lists; and it must give more text than the
