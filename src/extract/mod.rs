@@ -118,11 +118,11 @@ pub struct ExtractOptions {
     pub metadata: bool,
 
     /// Let the learned chooser ([`chooser`]; the model file's own if it holds one, from
-    /// `pipeline train --chooser`, else the built-in one) replace the chosen span by another
-    /// candidate ([`candidates`]: the other maximal runs, the elements holding text) when it
-    /// predicts the other's F1 higher by more than this; 0 turns it off. Unset: the margin
-    /// chosen for the model's own chooser when it was trained, and off for the built-in model
-    /// (its chooser gains +0.0013 under leave-one-dataset-out; models/README.md).
+    /// `pipeline train --chooser`, else the built-in one) replace the chosen span by one of the
+    /// page's lists ([`candidates`]: a listing's grid away from its introduction) when it
+    /// predicts the list's F1 higher by more than this; 0 turns it off. Unset: the margin
+    /// stored with the model's chooser (the built-in model's: 0.1, chosen by
+    /// leave-one-dataset-out, 0.9102 → 0.9117; models/README.md, "Span chooser").
     #[arg(long)]
     pub chooser_margin: Option<f64>,
 

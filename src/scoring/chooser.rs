@@ -2,12 +2,14 @@
 //! differences between a candidate's features ([`crate::extract::candidates`]) and the
 //! current choice's predict how much better (shingle F1) the candidate would be; the extractor
 //! takes the best candidate when its predicted gain passes its `chooser_margin`. Trees, not a
-//! linear model: whether a longer run is the article or a comment thread depends on its other
-//! features together (its link share, its place after the headline, its furniture).
+//! linear model: whether a list is a listing's grid, a sidebar or a comment thread depends on
+//! its features together (its link share, its place after the headline, its furniture, how
+//! much of the page it holds).
 //!
 //! A chooser is fitted for one scorer's choices: `pipeline chooser` fits the built-in one
 //! (`models/chooser.json`, on the shippable training pages wcxb train and aeb) for the
-//! built-in model, and `pipeline train --chooser` fits one for the model it trains and stores
+//! built-in model (which carries it, on at its stored margin), and `pipeline train --chooser`
+//! fits one for the model it trains and stores
 //! it in the model file's header, where [`crate::scoring::Scorer::chooser`] finds it. It sits
 //! here, below the methods, so that a model file can hold one.
 
