@@ -116,6 +116,27 @@ def test_a_model_with_its_own_chooser_extracts_as_the_cli(tmp_path, pipeline_bin
             assert ex.extract(page.read_bytes()).text == json.loads(out.stdout)["text"], (page.name, kwargs)
 
 
+def test_the_built_in_chooser_is_on_as_in_the_cli(tmp_path, pipeline_bin, pages):
+    # The built-in model carries the built-in span chooser (the span or one of the page's
+    # lists), on at its stored margin: the default Extractor, and chooser_margin=0, give the
+    # CLI's text with the same settings, on the bundled pages and on a generated category page.
+    cards = "".join(
+        f'<li class="product-item"><a href="/p/{i}">Trail Runner {i}</a> <span>${60 + i}.99, 4.{i} stars</span></li>'
+        for i in range(16)
+    )
+    listing = tmp_path / "listing.html"
+    listing.write_text(
+        "<html><head><title>Running Shoes</title></head><body><main><h1>Running Shoes</h1>"
+        "<p>Our running shoes are made for every kind of runner, from a first jog to a mountain ultra.</p>"
+        f"<ul class=products>{cards}</ul></main></body></html>"
+    )
+    for kwargs, flags in [({}, []), ({"chooser_margin": 0}, ["--chooser-margin", "0"])]:
+        ex = ap.Extractor(**kwargs)
+        for page in [*pages, listing]:
+            out = subprocess.run([str(pipeline_bin), "extract", "--json", *flags, str(page)], check=True, capture_output=True)
+            assert ex.extract(page.read_bytes()).text == json.loads(out.stdout)["text"], (page.name, kwargs)
+
+
 def test_str_input_gives_the_same_text_as_utf8_bytes(pages):
     page = next(p for p in pages if "windows-1252" not in p.name)
     assert ap.extract(page.read_text("utf-8")).text == ap.extract(page.read_bytes()).text
