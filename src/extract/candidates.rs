@@ -20,7 +20,7 @@ use crate::html::tags::{self, TagId};
 use crate::html::{Token, TokenKind};
 use crate::scoring::Segment;
 
-use super::lists::List;
+use super::lists::{Elements, List};
 use super::text;
 
 /// The page's largest lists kept as candidates (with the widening's list, when it found one).
@@ -71,6 +71,7 @@ pub fn candidates(
     current: Segment,
     headline: Option<usize>,
     lists: &[List],
+    elements: &Elements,
 ) -> Vec<Candidate> {
     let n = tokens.len().min(scores.len());
     if n == 0 || current.end >= n {
@@ -88,23 +89,19 @@ pub fn candidates(
     let mut wanted: Vec<usize> = spans.iter().flat_map(|x| [x.0, at(x)]).collect();
     wanted.sort_unstable();
     wanted.dedup();
-    // One pass over the page: its words and link words, and the context before each wanted
-    // token (an open-element stack as the span filters keep it, no DOM).
+    // One pass over the page up to the last wanted token: the context before each (an
+    // open-element stack as the span filters keep it, no DOM).
     let mut contexts: Vec<(usize, Context)> = Vec::with_capacity(wanted.len());
     let (mut open, mut in_a, mut article_depth): (Vec<(TagId, u32)>, u32, u32) = (Vec::new(), 0, 0);
-    let (mut page_words, mut page_link_words) = (0u32, 0u32);
+    let last = wanted.last().copied().unwrap_or(0);
     let mut next = wanted.iter().copied().peekable();
-    for (i, t) in tokens[..n].iter().enumerate() {
+    for (i, t) in tokens[..=last].iter().enumerate() {
         if next.peek() == Some(&i) {
             next.next();
             let open = open.iter().map(|e| e.1).collect();
             contexts.push((i, Context { open, in_a, in_article: article_depth > 0 }));
         }
         match t.kind {
-            TokenKind::Word => {
-                page_words += 1;
-                page_link_words += u32::from(in_a > 0);
-            }
             TokenKind::StartTag => {
                 if !tags::is_void(t.tag) && open.len() < MAX_DEPTH * 4 {
                     open.push((t.tag, i as u32));
@@ -128,10 +125,11 @@ pub fn candidates(
                     article_depth = article_depth.saturating_sub(1);
                 }
             }
-            TokenKind::Symbol => {}
+            TokenKind::Word | TokenKind::Symbol => {}
         }
     }
     let context = |i: usize| &contexts[contexts.binary_search_by_key(&i, |c| c.0).expect("a wanted token")].1;
+    let (page_words, page_link_words) = elements.page_words();
     let page_link_share = f64::from(page_link_words) / f64::from(page_words.max(1));
     let page_words = f64::from(page_words.max(1));
     let best_value = current.value.max(f64::MIN_POSITIVE);
@@ -231,10 +229,11 @@ mod tests {
         let scores: Vec<f64> =
             (0..s.sink.len()).map(|i| if i > at("<p>") && i < at("</p>") { 0.5 } else { -0.2 }).collect();
         let current = Segment { start: at("<p>") + 1, end: at("</p>") - 1, value: 20.0 };
-        let lists = crate::extract::lists::largest(&Elements::new(&s.sink), &s.page, &s.sink, 6, MAX_LISTS);
+        let els = Elements::new(&s.sink);
+        let lists = crate::extract::lists::largest(&els, &s.page, &s.sink, 6, MAX_LISTS);
         assert_eq!(lists.len(), 1, "{lists:?}");
         assert_eq!(lists[0].items, 8);
-        let c = candidates(&s.page, &s.sink, &scores, current, Some(at("<h1>")), &[lists[0], lists[0]]);
+        let c = candidates(&s.page, &s.sink, &scores, current, Some(at("<h1>")), &[lists[0], lists[0]], &els);
         assert_eq!(c.len(), 2, "the list once: {c:?}");
         let f = |name: &str| FEATURE_NAMES.iter().position(|n| *n == name).unwrap();
         assert_eq!(c[0].features[f("is_current")], 1.0, "the current choice comes first");
@@ -247,8 +246,9 @@ mod tests {
         // A list whose own class names furniture is marked so, from inside it.
         let html = html.replace("<ul class=grid>", "<ul class=sidebar>");
         let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
-        let lists = crate::extract::lists::largest(&Elements::new(&s.sink), &s.page, &s.sink, 6, MAX_LISTS);
-        let c = candidates(&s.page, &s.sink, &scores, current, None, &lists);
+        let els = Elements::new(&s.sink);
+        let lists = crate::extract::lists::largest(&els, &s.page, &s.sink, 6, MAX_LISTS);
+        let c = candidates(&s.page, &s.sink, &scores, current, None, &lists, &els);
         assert_eq!(c[1].features[f("in_furniture")], 1.0);
         assert_eq!(c[0].features[f("in_furniture")], 0.0);
     }

@@ -88,27 +88,41 @@ fn kind(tag: TagId, raw: &str) -> u64 {
 }
 
 /// Every element of the page in start order (an open-element stack, as the span filters keep
-/// it), and the prefix count of words before each token: built once a page, read by
-/// [`largest`] and [`widen`].
+/// it), the prefix count of words before each token, and the words inside links: built once a
+/// page, read by [`largest`], [`widen`] and the chooser's candidates.
 pub struct Elements {
     words: Vec<u32>,
     els: Vec<El>,
+    link_words: u32,
 }
 
 impl Elements {
     pub fn new(tokens: &[Token]) -> Elements {
-        let (words, els) = elements(tokens, tokens.len());
-        Elements { words, els }
+        let (words, els, link_words) = elements(tokens, tokens.len());
+        Elements { words, els, link_words }
+    }
+
+    /// The page's words, and those inside a link (`<a>` start tags less end tags above zero).
+    pub fn page_words(&self) -> (u32, u32) {
+        (self.words.last().copied().unwrap_or(0), self.link_words)
     }
 }
 
-fn elements(tokens: &[Token], n: usize) -> (Vec<u32>, Vec<El>) {
+fn elements(tokens: &[Token], n: usize) -> (Vec<u32>, Vec<El>, u32) {
     let mut words = Vec::with_capacity(n + 1);
     words.push(0u32);
     let mut els: Vec<El> = Vec::new();
     let mut open: Vec<u32> = Vec::new();
+    let (mut in_a, mut link_words) = (0u32, 0u32);
     for (i, t) in tokens[..n].iter().enumerate() {
-        words.push(words[i] + u32::from(t.kind == TokenKind::Word));
+        let word = t.kind == TokenKind::Word;
+        words.push(words[i] + u32::from(word));
+        link_words += u32::from(word && in_a > 0);
+        match t.tag {
+            tags::A if t.kind == TokenKind::StartTag => in_a += 1,
+            tags::A if t.kind == TokenKind::EndTag => in_a = in_a.saturating_sub(1),
+            _ => {}
+        }
         match t.kind {
             TokenKind::StartTag if !tags::is_void(t.tag) && open.len() < MAX_OPEN => {
                 let parent = open.last().copied().unwrap_or(NONE);
@@ -132,7 +146,7 @@ fn elements(tokens: &[Token], n: usize) -> (Vec<u32>, Vec<El>) {
     for &x in &open {
         els[x as usize].end = (n - 1) as u32;
     }
-    (words, els)
+    (words, els, link_words)
 }
 
 /// A list of the page: an element (tokens `start..=end`) whose children repeat one kind.

@@ -542,7 +542,7 @@ impl PageExtraction<'_> {
         // A list the learned chooser took instead of the span: read with its link lists, as a
         // widened list is (its items lead with links).
         let list_options = || ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
-        let mut chosen_list = false;
+        let mut chosen_list = None;
         // The page's elements, built once for the chooser's lists and the widening; and the
         // widening of the span the chooser saw, reused when it keeps that span.
         let elements = std::cell::OnceCell::new();
@@ -567,7 +567,7 @@ impl PageExtraction<'_> {
             let cands = if lists.is_empty() && collect.is_none() {
                 Vec::new()
             } else {
-                candidates::candidates(page, tokens, scores, b, headline, &lists)
+                candidates::candidates(page, tokens, scores, b, headline, &lists, elements())
             };
             if let Some(i) = chooser.and_then(|(c, margin)| c.choose(cands.iter().map(|c| &c.features), margin)) {
                 // A list that renders to nothing (every item a link list the filters drop
@@ -576,7 +576,7 @@ impl PageExtraction<'_> {
                 let text = render_spans(page, tokens, &[(c.start, c.end)], &list_options(), furniture.as_deref());
                 if text::word_count(&text) > 0 {
                     best = Some(Segment { start: c.start, end: c.end, value: c.value });
-                    chosen_list = true;
+                    chosen_list = Some(((c.start, c.end), text));
                 }
             }
             if let Some(out) = collect {
@@ -596,17 +596,18 @@ impl PageExtraction<'_> {
             // An anchored span is a short article that lost to a long run by value: the runs
             // worth a share of that run are not its parts.
             (Some(main), Some(b), Some(segs))
-                if self.options.extra_span_ratio > 0.0 && best == found && !chosen_list =>
+                if self.options.extra_span_ratio > 0.0 && best == found && chosen_list.is_none() =>
             {
                 let o = &self.options;
                 extra_spans(segs, main, b.value, (o.extra_span_ratio, o.extra_span_min), o.multi_item_ratio)
             }
             _ => span.into_iter().collect(),
         };
-        let mut out = if chosen_list {
-            render_spans(page, tokens, &spans, &list_options(), furniture.as_deref())
-        } else {
-            render_spans(page, tokens, &spans, &self.options, furniture.as_deref())
+        let mut out = match chosen_list {
+            // The list as the chooser's check read it (unless the `<hr>` cut it).
+            Some((list, text)) if spans == [list] => text,
+            Some(_) => render_spans(page, tokens, &spans, &list_options(), furniture.as_deref()),
+            None => render_spans(page, tokens, &spans, &self.options, furniture.as_deref()),
         };
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && let Some(w) = match widened {
