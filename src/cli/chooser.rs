@@ -104,7 +104,7 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     if args.cross_fit > 0 && !args.train.is_empty() {
         sources.push_str(&format!(" (train pages cross-fitted in {} folds)", args.cross_fit));
     }
-    anyhow::ensure!(args.margin.is_none_or(|m| m.is_finite() && m >= 0.0), "--margin must be ≥ 0");
+    anyhow::ensure!(args.margin.is_none_or(|m| (0.0..=1.0).contains(&m)), "--margin must be between 0 and 1");
     let mut chooser = fit::fit(&train, &boost, &sources);
     chooser.margin = args.margin;
     let json = serde_json::to_string(&chooser)?;

@@ -1,4 +1,4 @@
-//! Fitting and measuring the span chooser of [`crate::extract::chooser`] (`pipeline chooser`).
+//! Fitting and measuring the span chooser of [`crate::scoring::chooser`] (`pipeline chooser`).
 //!
 //! Every page of the training manifests is extracted once with its candidates
 //! ([`crate::extract::PageExtraction::end_with_candidates`]); each candidate's text is scored

@@ -17,8 +17,13 @@
 //! The extractor reads a widening with its link lists and keeps it only when it gives more
 //! text than the spans did.
 //!
-//! One pass over the tokens (an open-element stack, no DOM) after scoring; class names are read
-//! only for the children of the span's ancestors.
+//! The page's largest lists, wherever they are ([`largest`]), are the learned chooser's
+//! candidates beside the span ([`super::candidates`]): a listing's grid may sit in another
+//! branch of the page than its introduction, which the span took.
+//!
+//! One pass over the tokens (an open-element stack, no DOM; [`Elements`]) after scoring, shared
+//! by both; class names are read only for the children of the span's ancestors, and for the
+//! items of parents with enough of them.
 
 use std::collections::HashMap;
 
@@ -154,7 +159,7 @@ fn elements(tokens: &[Token], n: usize) -> (Vec<u32>, Vec<El>, u32) {
 pub struct List {
     pub start: usize,
     pub end: usize,
-    /// Its items: children of the kind, each holding at least [`ITEM_MIN_WORDS`] words.
+    /// Its items: children of the kind, each holding at least `ITEM_MIN_WORDS` (3) words.
     pub items: usize,
 }
 

@@ -76,7 +76,8 @@ pub struct Chooser {
     pub trained_on: String,
     /// The margin chosen for it when it was fitted (cross-validated on its training pages;
     /// 0 when switching did not pay there), used when the extractor's `chooser_margin` is not
-    /// set. Absent in the built-in chooser, which is off unless a margin is given.
+    /// set. The built-in chooser's is the one leave-one-dataset-out chose over the dev sets
+    /// (`pipeline chooser --margin`); absent, the chooser is off unless a margin is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
     /// The trees laid out for walking (built from `trees`).

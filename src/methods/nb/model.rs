@@ -54,8 +54,9 @@ pub struct NbHeader {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap: Option<BootstrapInfo>,
     /// The span chooser fitted for this model's choices (`pipeline train --chooser`), used
-    /// instead of the built-in one when the extractor's `chooser_margin` is on. Absent in
-    /// the built-in model, whose chooser is built into the binary (`models/chooser.json`).
+    /// instead of the built-in one, at its margin unless the extractor's `chooser_margin`
+    /// says otherwise. Absent in the built-in model's file: its chooser is built into the
+    /// binary (`models/chooser.json`) and put here when the model is read ([`super::read`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chooser: Option<Chooser>,
 }
