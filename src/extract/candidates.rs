@@ -252,4 +252,40 @@ mod tests {
         assert_eq!(c[1].features[f("in_furniture")], 1.0);
         assert_eq!(c[0].features[f("in_furniture")], 0.0);
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Any markup, its lists and any current span: no panic, the current span first, every
+        /// feature finite.
+        #[test]
+        fn any_page_gives_finite_features(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "<ul class=l>", "</ul>", "<li class=\"i i-1\">", "<li class=i>", "</li>", "<p>", "</p>",
+                "<div class='comment'>", "</div>", "<a href=/x>", "</a>", "one two three", ", ", ". ",
+                "<article>", "</article>", "<main>", "<h1>", "</h1>", "<footer>", "<li class=",
+            ]), 0..120),
+            at in 0usize..1000,
+            len in 0usize..200,
+            score in -0.6f64..0.6,
+            headline in prop::option::of(0usize..1000),
+        ) {
+            let html = parts.concat();
+            let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+            let n = t.sink.len();
+            prop_assume!(n > 0);
+            let (s, scores) = (at % n, vec![score; n]);
+            let e = (s + len).min(n - 1);
+            let current = Segment { start: s, end: e, value: score * (e - s + 1) as f64 };
+            let els = Elements::new(&t.sink);
+            let lists = crate::extract::lists::largest(&els, &t.page, &t.sink, 2, MAX_LISTS);
+            let c = candidates(&t.page, &t.sink, &scores, current, headline.map(|h| h % n), &lists, &els);
+            prop_assert!(!c.is_empty() && (c[0].start, c[0].end) == (s, e));
+            prop_assert!(c.len() <= lists.len() + 1);
+            for x in &c {
+                prop_assert!(x.features.iter().all(|f| f.is_finite()), "{x:?}");
+            }
+        }
+    }
 }
