@@ -261,17 +261,12 @@ mod tests {
         /// feature finite.
         #[test]
         fn any_page_gives_finite_features(
-            parts in prop::collection::vec(prop::sample::select(vec![
-                "<ul class=l>", "</ul>", "<li class=\"i i-1\">", "<li class=i>", "</li>", "<p>", "</p>",
-                "<div class='comment'>", "</div>", "<a href=/x>", "</a>", "one two three", ", ", ". ",
-                "<article>", "</article>", "<main>", "<h1>", "</h1>", "<footer>", "<li class=",
-            ]), 0..120),
+            html in crate::extract::lists::tests::any_markup(),
             at in 0usize..1000,
             len in 0usize..200,
             score in -0.6f64..0.6,
             headline in prop::option::of(0usize..1000),
         ) {
-            let html = parts.concat();
             let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
             let n = t.sink.len();
             prop_assume!(n > 0);
