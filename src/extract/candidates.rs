@@ -13,8 +13,9 @@
 //! and the widening they gained nothing under leave-one-dataset-out and switched wrongly on
 //! dragnet's blogs (models/README.md, "Span chooser").
 //!
-//! One pass over the page's tokens, after scoring, with prefix sums: no DOM, and at most
-//! [`MAX_LISTS`] + 2 candidates a page.
+//! After scoring: each candidate's sums over its own tokens, and one pass up to the last
+//! candidate's first token for the elements open there (no DOM); at most [`MAX_LISTS`] + 2
+//! candidates a page.
 
 use crate::html::tags::{self, TagId};
 use crate::html::{Token, TokenKind};
@@ -54,7 +55,6 @@ struct Sums {
 
 /// The open elements before a token (their start tags, innermost last), and whether it is
 /// inside a link and inside `<article>`/`<main>`.
-#[derive(Default, Clone)]
 struct Context {
     open: Vec<u32>,
     in_a: u32,

@@ -539,15 +539,15 @@ impl PageExtraction<'_> {
         {
             best = Some(anchor(segs, b, headline, self.options.title_anchor_ratio));
         }
-        // A list the learned chooser took instead of the span: read with its link lists, as a
-        // widened list is (its items lead with links).
+        // A list the learned chooser took instead of the span, or the widening's: read with its
+        // link lists (its items lead with links).
         let list_options = || ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
         let mut chosen_list = None;
         // The page's elements, built once for the chooser's lists and the widening; and the
-        // widening of the span the chooser saw, reused when it keeps that span.
+        // widening of the span the chooser saw, kept unless the chooser takes another span.
         let elements = std::cell::OnceCell::new();
         let elements = || elements.get_or_init(|| lists::Elements::new(tokens));
-        let mut widened: Option<((usize, usize), Option<lists::Widening>)> = None;
+        let mut widened: Option<Option<lists::Widening>> = None;
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && (chooser.is_some() || collect.is_some())
         {
@@ -562,7 +562,7 @@ impl PageExtraction<'_> {
             if let Some(lists::Widening::List(start, end)) = w {
                 lists.push(lists::List { start, end, items: min_items });
             }
-            widened = Some(((b.start, b.end), w));
+            widened = Some(w);
             // No list: nothing to choose (the candidates are still collected for training).
             let cands = if lists.is_empty() && collect.is_none() {
                 Vec::new()
@@ -577,6 +577,7 @@ impl PageExtraction<'_> {
                 if text::word_count(&text) > 0 {
                     best = Some(Segment { start: c.start, end: c.end, value: c.value });
                     chosen_list = Some(((c.start, c.end), text));
+                    widened = None;
                 }
             }
             if let Some(out) = collect {
@@ -611,9 +612,9 @@ impl PageExtraction<'_> {
         };
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && let Some(w) = match widened {
-                Some((span, w)) if span == (b.start, b.end) => w,
-                _ if self.options.list_min_items == 0 => None,
-                _ => lists::widen(elements(), page, tokens, scores, b.start, b.end, self.options.list_min_items),
+                Some(w) => w,
+                None if self.options.list_min_items == 0 => None,
+                None => lists::widen(elements(), page, tokens, scores, b.start, b.end, self.options.list_min_items),
             }
         {
             // A list's items lead with links (and a story's rest keeps its inline links), so
@@ -622,7 +623,7 @@ impl PageExtraction<'_> {
             // keeps).
             let (lists::Widening::List(s, e) | lists::Widening::Paragraphs(s, e)) = w;
             let span = (s, e);
-            let mut o = ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
+            let mut o = list_options();
             // A list around a span that starts inside a comment section (the escape from
             // furniture found nothing better) is a forum's thread: its posts are the content,
             // and the comment filter would drop every one of them.
