@@ -637,6 +637,11 @@ impl PageExtraction<'_> {
                 (out, spans) = (wider, vec![span]);
             }
         }
+        // A span made only of link lists (a listing whose every headline and teaser is a link)
+        // is emptied by the link filters; the page's best run read whole beats no text at all.
+        if out.is_empty() && (self.options.drop_link_blocks || self.options.link_run_blocks > 0) {
+            out = render_spans(page, tokens, &spans, &list_options(), furniture.as_deref());
+        }
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
         let mut fallback = None;
         if self.options.noscript_fallback
@@ -1287,6 +1292,24 @@ mod tests {
         assert!(text(&nav, escaped.clone()).contains("legal0"));
         let bio = html.replace("<footer>", "<div class=author-bio>").replace("</footer>", "</div>");
         assert_eq!(text(&bio, escaped), words("teaser", 12));
+    }
+
+    #[test]
+    fn a_span_of_only_link_lists_is_read_whole_rather_than_emptied() {
+        // A books page of 2006: every teaser a link in a block of its own, a run of them.
+        let row = |i: usize| {
+            format!(
+                "<p>Read more of this <a href=/b/{i}>{}</a> now and then today</p>",
+                words(&format!("teaser{i}x"), 30)
+            )
+        };
+        let html = format!("<html><body>{}</body></html>", (0..4).map(row).collect::<String>());
+        let got = text(&html, ExtractOptions { list_min_items: 0, ..ExtractOptions::default() });
+        assert!(got.contains("teaser0x0") && got.contains("teaser3x29"), "{got}");
+        // Where the filters leave some text, they still drop the link lists.
+        let html = html.replace("<body>", &format!("<body><p>{}.</p>", words("story", 60)));
+        let got = text(&html, ExtractOptions { list_min_items: 0, ..ExtractOptions::default() });
+        assert!(got.contains("story0") && !got.contains("teaser"), "{got}");
     }
 
     #[test]
