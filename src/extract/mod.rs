@@ -49,7 +49,9 @@ pub struct ExtractOptions {
     /// leave-one-dataset-out (aeb +0.003, the other sets unchanged).
     #[arg(long = "keep-hidden-microdata", action = clap::ArgAction::SetFalse, help = "Keep hidden schema.org microdata elements inside the span (dropped by default: hidden copies of the headline, byline and dates)")]
     pub drop_hidden_microdata: bool,
-    /// Drop link lists inside the span ([`text::link_block_mask`]). Default: on.
+    /// Drop link lists inside the span ([`text::link_block_mask`]). Default: on. A span that
+    /// this and [`link_run_blocks`](Self::link_run_blocks) would empty (a listing whose every
+    /// headline and teaser is a link) is read with its link lists instead.
     #[arg(long = "keep-link-blocks", action = clap::ArgAction::SetFalse, help = "Keep link lists inside the span (dropped by default)")]
     pub drop_link_blocks: bool,
     /// Drop runs of at least this many one-link blocks inside the span
