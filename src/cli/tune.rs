@@ -58,6 +58,9 @@ pub struct TuneArgs {
     /// Hidden-microdata filter settings to try (on, off).
     #[arg(long, default_value = "on,off", value_delimiter = ',')]
     drop_hidden_microdata: Vec<String>,
+    /// Modal-dialog settings to try (on, off).
+    #[arg(long, default_value = "on", value_delimiter = ',')]
+    drop_modals: Vec<String>,
     /// Furniture-escape ratios to try (0 = off).
     #[arg(long, default_value = "0.1,0", value_delimiter = ',')]
     furniture_escape_ratio: Vec<f64>,
@@ -146,6 +149,7 @@ pub fn exec(args: TuneArgs) -> anyhow::Result<Outcome> {
     expand(&mut settings, &onoff(&args.drop_hidden_microdata, "drop-hidden-microdata")?, |s, &v| {
         s.options.drop_hidden_microdata = v
     });
+    expand(&mut settings, &onoff(&args.drop_modals, "drop-modals")?, |s, &v| s.options.drop_modals = v);
     expand(&mut settings, &onoff(&args.drop_more_furniture, "drop-more-furniture")?, |s, &v| {
         s.options.drop_more_furniture = v
     });

@@ -107,6 +107,19 @@ impl Elements {
         Elements { words, els, link_words }
     }
 
+    /// Which tokens lie inside an element whose start tag `is_marked` says yes to (None when
+    /// none does).
+    pub fn inside(&self, page: &str, tokens: &[Token], is_marked: impl Fn(&str) -> bool) -> Option<Vec<bool>> {
+        let mut mask: Option<Vec<bool>> = None;
+        for el in &self.els {
+            let (s, e) = (el.start as usize, el.end as usize);
+            if tokens[s].kind == TokenKind::StartTag && e >= s && e < tokens.len() && is_marked(tokens[s].raw(page)) {
+                mask.get_or_insert_with(|| vec![false; tokens.len()])[s..=e].fill(true);
+            }
+        }
+        mask
+    }
+
     /// The page's words, and those inside a link (`<a>` start tags less end tags above zero).
     pub fn page_words(&self) -> (u32, u32) {
         (self.words.last().copied().unwrap_or(0), self.link_words)

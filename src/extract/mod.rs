@@ -49,6 +49,14 @@ pub struct ExtractOptions {
     /// leave-one-dataset-out (aeb +0.003, the other sets unchanged).
     #[arg(long = "keep-hidden-microdata", action = clap::ArgAction::SetFalse, help = "Keep hidden schema.org microdata elements inside the span (dropped by default: hidden copies of the headline, byline and dates)")]
     pub drop_hidden_microdata: bool,
+    /// Read modal dialogs as none of the page's text ([`text::is_modal`]: `<dialog>`,
+    /// `role="dialog"` / `"alertdialog"`, `aria-modal="true"`): their tokens score 0 and are
+    /// dropped from the output. Shops and news sites serve their cookie and newsletter boxes,
+    /// login forms and footer policies in the markup of every page, hidden until asked for; a
+    /// refund policy outscores a collection's introduction, and an inline glossary definition
+    /// splits a story's run. Default: on (wcxb +0.006, 9 dev pages up and none down; README).
+    #[arg(long = "keep-modals", action = clap::ArgAction::SetFalse, help = "Read modal dialogs (<dialog>, role=dialog, aria-modal=true) as page text (by default they score 0 and are dropped)")]
+    pub drop_modals: bool,
     /// Drop link lists inside the span ([`text::link_block_mask`]). Default: on. A span that
     /// this and [`link_run_blocks`](Self::link_run_blocks) would empty (a listing whose every
     /// headline and teaser is a link) is read with its link lists instead.
@@ -150,6 +158,7 @@ impl Default for ExtractOptions {
             clean: false,
             drop_boilerplate: true,
             drop_hidden_microdata: true,
+            drop_modals: true,
             drop_more_furniture: true,
             drop_link_blocks: true,
             link_run_blocks: 2,
@@ -492,6 +501,28 @@ impl PageExtraction<'_> {
             }
             site_scored = true;
         }
+        // The page's elements, built once for the modal dialogs, the chooser's lists and the
+        // widening.
+        let elements = std::cell::OnceCell::new();
+        let elements = || elements.get_or_init(|| lists::Elements::new(tokens));
+        // Tokens the output leaves out whatever the span: site furniture and modal dialogs.
+        let mut dropped = furniture.clone();
+        let mut rescored = site_scored;
+        if self.options.drop_modals
+            && let Some(scores) = sink.scores.as_mut()
+            && let Some(modal) = elements().inside(page, tokens, text::is_modal)
+        {
+            // Neutral rather than furniture's −0.5: a glossary definition inside a story must
+            // not split its run, only stop counting for it.
+            for (s, _) in scores.iter_mut().zip(&modal).filter(|(_, m)| **m) {
+                *s = 0.0;
+            }
+            let d = dropped.get_or_insert_with(|| vec![false; tokens.len()]);
+            for (d, m) in d.iter_mut().zip(&modal) {
+                *d |= *m;
+            }
+            rescored = true;
+        }
         if self.selection == Selection::PositiveTokens {
             let scores = sink.scores.as_deref().unwrap_or_default();
             let mut x =
@@ -504,9 +535,9 @@ impl PageExtraction<'_> {
         // Every run of positive score (Ruzzo & Tompa), once: the span options and the
         // reported top segments all choose among them.
         let segments = sink.scores.as_deref().map(max_subsequence::maximal_segments);
-        let mut best = if site_scored {
-            // The streamed maximum saw the scores before site memory: the best of the
-            // maximal segments is the maximum subsequence of the new scores.
+        let mut best = if rescored {
+            // The streamed maximum saw the scores before site memory and the modals: the best
+            // of the maximal segments is the maximum subsequence of the new scores.
             segments.as_deref().and_then(|v| v.iter().copied().reduce(|a, b| if b.value > a.value { b } else { a }))
         } else {
             sink.mss.best()
@@ -545,10 +576,7 @@ impl PageExtraction<'_> {
         // link lists (its items lead with links).
         let list_options = || ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
         let mut chosen_list = None;
-        // The page's elements, built once for the chooser's lists and the widening; and the
-        // widening of the span the chooser saw, kept unless the chooser takes another span.
-        let elements = std::cell::OnceCell::new();
-        let elements = || elements.get_or_init(|| lists::Elements::new(tokens));
+        // The widening of the span the chooser saw, kept unless the chooser takes another span.
         let mut widened: Option<Option<lists::Widening>> = None;
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && (chooser.is_some() || collect.is_some())
@@ -575,7 +603,7 @@ impl PageExtraction<'_> {
                 // A list that renders to nothing (every item a link list the filters drop
                 // even so, or furniture) is no better than the span.
                 let c = &cands[i];
-                let text = render_spans(page, tokens, &[(c.start, c.end)], &list_options(), furniture.as_deref());
+                let text = render_spans(page, tokens, &[(c.start, c.end)], &list_options(), dropped.as_deref());
                 if text::word_count(&text) > 0 {
                     best = Some(Segment { start: c.start, end: c.end, value: c.value });
                     chosen_list = Some(((c.start, c.end), text));
@@ -609,8 +637,8 @@ impl PageExtraction<'_> {
         let mut out = match chosen_list {
             // The list as the chooser's check read it (unless the `<hr>` cut it).
             Some((list, text)) if spans == [list] => text,
-            Some(_) => render_spans(page, tokens, &spans, &list_options(), furniture.as_deref()),
-            None => render_spans(page, tokens, &spans, &self.options, furniture.as_deref()),
+            Some(_) => render_spans(page, tokens, &spans, &list_options(), dropped.as_deref()),
+            None => render_spans(page, tokens, &spans, &self.options, dropped.as_deref()),
         };
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
             && let Some(w) = match widened {
@@ -634,7 +662,7 @@ impl PageExtraction<'_> {
             {
                 o.drop_boilerplate = false;
             }
-            let wider = render_spans(page, tokens, &[span], &o, furniture.as_deref());
+            let wider = render_spans(page, tokens, &[span], &o, dropped.as_deref());
             if text::word_count(&wider) > text::word_count(&out) {
                 (out, spans) = (wider, vec![span]);
             }
@@ -642,7 +670,7 @@ impl PageExtraction<'_> {
         // A span made only of link lists (a listing whose every headline and teaser is a link)
         // is emptied by the link filters; the page's best run read whole beats no text at all.
         if out.is_empty() && (self.options.drop_link_blocks || self.options.link_run_blocks > 0) {
-            out = render_spans(page, tokens, &spans, &list_options(), furniture.as_deref());
+            out = render_spans(page, tokens, &spans, &list_options(), dropped.as_deref());
         }
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
         let mut fallback = None;
@@ -1297,6 +1325,32 @@ mod tests {
     }
 
     #[test]
+    fn modal_dialogs_are_never_the_article_nor_split_it() {
+        // A shop's collection: a short introduction, then the footer's refund policy served
+        // as a hidden modal, longer than anything on the page.
+        let html = format!(
+            "<html><body><h1>Socks</h1><p>{}.</p><footer><a href=#r>Refund policy</a>\
+             <div id=modal-refund role=dialog aria-modal=true><div><p>{}.</p><p>{}.</p></div></div></footer></body></html>",
+            words("intro", 40),
+            words("policy", 80),
+            words("privacy", 80)
+        );
+        let got = text(&html, ExtractOptions::default());
+        assert!(got.contains("intro0") && !got.contains("policy0") && !got.contains("privacy"), "{got}");
+        let kept = text(&html, ExtractOptions { drop_modals: false, ..ExtractOptions::default() });
+        assert!(kept.contains("policy0"), "{kept}");
+        // A glossary definition inside a story's paragraph neither splits its run nor is read.
+        let html = format!(
+            "<html><body><p>{} <a href=#g>benchmark</a><dialog aria-modal=true><h3>Benchmark</h3>\
+             <p>An unmanaged group of bonds</p></dialog> {}.</p></body></html>",
+            words("first", 30),
+            words("second", 30)
+        );
+        let got = text(&html, ExtractOptions::default());
+        assert!(got.contains("first0") && got.contains("second29") && !got.contains("unmanaged"), "{got}");
+    }
+
+    #[test]
     fn a_span_of_only_link_lists_is_read_whole_rather_than_emptied() {
         // A books page of 2006: every teaser a link in a block of its own, a run of them.
         let row = |i: usize| {
@@ -1336,11 +1390,12 @@ mod tests {
         /// under every span option: no panic, and every word out is a word of the page.
         #[test]
         fn span_options_never_invent_words(
-            parts in proptest::collection::vec(0usize..16, 0..80),
+            parts in proptest::collection::vec(0usize..18, 0..80),
             ratio in 0.0f64..1.0,
         ) {
-            const FRAG: [&str; 16] = [
-                "<div>", "</div>", "<p>", "</p>", "<h1>", "</h1>", "<div class=comments>",
+            const FRAG: [&str; 18] = [
+                "<div>", "</div>", "<p>", "</p>", "<h1>", "</h1>", "<div class=comments>", "<dialog>",
+                "<div role=dialog aria-modal=true>",
                 "<noscript>", "</NOSCRIPT>", "<aside>", "</aside>", "<a href=x>", "</a>",
                 "<span itemprop=name hidden>", "alpha beta gamma delta epsilon zeta eta theta", "iota",
             ];

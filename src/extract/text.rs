@@ -345,6 +345,24 @@ pub fn is_hidden_microdata(raw_tag: &str) -> bool {
     })
 }
 
+/// Does the start tag open a modal dialog: a `<dialog>`, an element of role `dialog` or
+/// `alertdialog`, or one with `aria-modal="true"` (WAI-ARIA 1.2)? A page's cookie and newsletter
+/// boxes, its login form and the refund and privacy policies a shop's footer opens are served
+/// in the markup of every page as modals, hidden until asked for; they are never the article.
+pub fn is_modal(raw_tag: &str) -> bool {
+    let tag = raw_tag.as_bytes();
+    if memchr::memmem::find(tag, b"dialog").is_none() && memchr::memmem::find(tag, b"modal").is_none() {
+        return tag.get(1..7).is_some_and(|n| n.eq_ignore_ascii_case(b"dialog"));
+    }
+    tag.get(1..7).is_some_and(|n| n.eq_ignore_ascii_case(b"dialog"))
+        && tag.get(7).is_none_or(|b| b.is_ascii_whitespace() || *b == b'>' || *b == b'/')
+        || match attr_value(tag, b"aria-modal") {
+            Some(v) => v.eq_ignore_ascii_case(b"true"),
+            None => attr_value(tag, b"role")
+                .is_some_and(|v| v.eq_ignore_ascii_case(b"dialog") || v.eq_ignore_ascii_case(b"alertdialog")),
+        }
+}
+
 /// Does the start tag have an attribute of exactly this name (with or without a value)?
 /// Walks the attributes, so a name inside a value (`class="hidden-sm"`) does not count.
 fn has_attr(tag: &[u8], name: &[u8]) -> bool {
@@ -810,6 +828,22 @@ mod tests {
         let html = "<p>Story text.</p><div style=\"display:none\" itemscope><div itemprop=headline>Story</div>\
                     <div itemprop=datePublished>2019-11-13</div></div><div hidden><p>Streamed part.</p></div>";
         assert_eq!(masked(html, hidden_microdata_mask), "Story text.\n\nStreamed part.");
+    }
+
+    #[test]
+    fn modal_dialogs_are_known_by_their_element_role_or_aria_modal() {
+        assert!(is_modal("<dialog aria-live=\"polite\" id=\"modal-stock\" class=\"cmp-modal\">"));
+        assert!(is_modal("<DIALOG open>"));
+        assert!(is_modal("<div id='modal-refund-policy' aria-modal='true' role='dialog' v-cloak>"));
+        assert!(is_modal("<div role=\"alertdialog\" aria-label=\"Cookies\">"));
+        assert!(is_modal("<section aria-modal=TRUE>"));
+        // A drawer that says it is not modal (a product's details sheet) is the page's text.
+        assert!(!is_modal("<div class=\"sheet\" tabindex=\"-1\" role=\"dialog\" aria-modal=\"false\">"));
+        // The words elsewhere: a class, a value, another element whose name starts so.
+        assert!(!is_modal("<div class=\"dialog modal-content\" data-role=\"dialog\">"));
+        assert!(!is_modal("<a href=\"/dialog\" title=\"aria-modal\">"));
+        assert!(!is_modal("<dialogue-box>"));
+        assert!(!is_modal("<div role=\"dialogue\">"));
     }
 
     #[test]
