@@ -107,14 +107,30 @@ impl Elements {
         Elements { words, els, link_words }
     }
 
-    /// Which tokens lie inside an element whose start tag `is_marked` says yes to (None when
-    /// none does).
-    pub fn inside(&self, page: &str, tokens: &[Token], is_marked: impl Fn(&str) -> bool) -> Option<Vec<bool>> {
+    /// Which tokens lie inside the elements whose start tags hold one of `needles` (byte
+    /// strings of the page; found by one search of the page each, so a page without them costs
+    /// nothing more) and that `is_marked` says yes to. None when there are none.
+    pub fn inside(
+        &self,
+        page: &str,
+        tokens: &[Token],
+        needles: &[&[u8]],
+        is_marked: impl Fn(&str) -> bool,
+    ) -> Option<Vec<bool>> {
         let mut mask: Option<Vec<bool>> = None;
-        for el in &self.els {
-            let (s, e) = (el.start as usize, el.end as usize);
-            if tokens[s].kind == TokenKind::StartTag && e >= s && e < tokens.len() && is_marked(tokens[s].raw(page)) {
-                mask.get_or_insert_with(|| vec![false; tokens.len()])[s..=e].fill(true);
+        for needle in needles {
+            for at in memchr::memmem::find_iter(page.as_bytes(), needle) {
+                // The token holding the match: a start tag, and an element's (not a void one's).
+                let i = tokens.partition_point(|t| (t.end as usize) <= at);
+                let Some(t) = tokens.get(i).filter(|t| t.kind == TokenKind::StartTag && (t.start as usize) <= at)
+                else {
+                    continue;
+                };
+                let Ok(k) = self.els.binary_search_by_key(&(i as u32), |e| e.start) else { continue };
+                let end = self.els[k].end as usize;
+                if end < tokens.len() && is_marked(t.raw(page)) {
+                    mask.get_or_insert_with(|| vec![false; tokens.len()])[i..=end].fill(true);
+                }
             }
         }
         mask

@@ -510,7 +510,7 @@ impl PageExtraction<'_> {
         let mut rescored = site_scored;
         if self.options.drop_modals
             && let Some(scores) = sink.scores.as_mut()
-            && let Some(modal) = elements().inside(page, tokens, text::is_modal)
+            && let Some(modal) = elements().inside(page, tokens, text::MODAL_NEEDLES, text::is_modal)
         {
             // Neutral rather than furniture's −0.5: a glossary definition inside a story must
             // not split its run, only stop counting for it.
