@@ -487,6 +487,10 @@ pub(crate) mod tests {
                 "</h1>",
                 "<footer>",
                 "<li class=",
+                "<div role=dialog aria-modal=true>",
+                "<dialog>",
+                "</dialog>",
+                "a dialog, ",
             ]),
             0..120,
         )
@@ -515,6 +519,13 @@ pub(crate) mod tests {
             }
             let lists = largest(&Elements::new(&t.sink), &t.page, &t.sink, min_items, 3);
             prop_assert!(lists.len() <= 3);
+            // Modal dialogs: marked tokens start at a start tag that is one.
+            let modal = Elements::new(&t.sink).inside(&t.page, &t.sink, crate::extract::text::MODAL_NEEDLES, crate::extract::text::is_modal);
+            if let Some(m) = modal {
+                prop_assert_eq!(m.len(), n);
+                let first = m.iter().position(|&x| x).unwrap();
+                prop_assert!(crate::extract::text::is_modal(t.sink[first].raw(&t.page)));
+            }
             for l in lists {
                 prop_assert!(l.start < l.end && l.end < n && l.items >= min_items.max(1), "{l:?}");
             }
