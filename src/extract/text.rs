@@ -836,18 +836,22 @@ mod tests {
 
     #[test]
     fn modal_dialogs_are_known_by_their_element_role_or_aria_modal() {
-        assert!(is_modal("<dialog aria-live=\"polite\" id=\"modal-stock\" class=\"cmp-modal\">"));
-        assert!(is_modal("<DIALOG open>"));
-        assert!(is_modal("<div id='modal-refund-policy' aria-modal='true' role='dialog' v-cloak>"));
-        assert!(is_modal("<div role=\"alertdialog\" aria-label=\"Cookies\">"));
-        assert!(is_modal("<section aria-modal=TRUE>"));
-        // A drawer that says it is not modal (a product's details sheet) is the page's text.
-        assert!(!is_modal("<div class=\"sheet\" tabindex=\"-1\" role=\"dialog\" aria-modal=\"false\">"));
-        // The words elsewhere: a class, a value, another element whose name starts so.
-        assert!(!is_modal("<div class=\"dialog modal-content\" data-role=\"dialog\">"));
-        assert!(!is_modal("<a href=\"/dialog\" title=\"aria-modal\">"));
-        assert!(!is_modal("<dialogue-box>"));
-        assert!(!is_modal("<div role=\"dialogue\">"));
+        for (tag, modal) in [
+            ("<dialog aria-live=\"polite\" id=\"modal-stock\" class=\"cmp-modal\">", true),
+            ("<DIALOG open>", true),
+            ("<div id='modal-refund-policy' aria-modal='true' role='dialog' v-cloak>", true),
+            ("<div role=\"alertdialog\" aria-label=\"Cookies\">", true),
+            ("<section aria-modal=TRUE>", true),
+            // A drawer that says it is not modal (a product's details sheet) is the page's text.
+            ("<div class=\"sheet\" tabindex=\"-1\" role=\"dialog\" aria-modal=\"false\">", false),
+            // The words elsewhere: a class, a value, another element whose name starts so.
+            ("<div class=\"dialog modal-content\" data-role=\"dialog\">", false),
+            ("<a href=\"/dialog\" title=\"aria-modal\">", false),
+            ("<dialogue-box>", false),
+            ("<div role=\"dialogue\">", false),
+        ] {
+            assert_eq!(is_modal(tag), modal, "{tag}");
+        }
     }
 
     #[test]
