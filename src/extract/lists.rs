@@ -107,35 +107,6 @@ impl Elements {
         Elements { words, els, link_words }
     }
 
-    /// Which tokens lie inside the elements whose start tags hold one of `needles` (byte
-    /// strings of the page; found by one search of the page each, so a page without them costs
-    /// nothing more) and that `is_marked` says yes to. None when there are none.
-    pub fn inside(
-        &self,
-        page: &str,
-        tokens: &[Token],
-        needles: &[&[u8]],
-        is_marked: impl Fn(&str) -> bool,
-    ) -> Option<Vec<bool>> {
-        let mut mask: Option<Vec<bool>> = None;
-        for needle in needles {
-            for at in memchr::memmem::find_iter(page.as_bytes(), needle) {
-                // The token holding the match: a start tag, and an element's (not a void one's).
-                let i = tokens.partition_point(|t| (t.end as usize) <= at);
-                let Some(t) = tokens.get(i).filter(|t| t.kind == TokenKind::StartTag && (t.start as usize) <= at)
-                else {
-                    continue;
-                };
-                let Ok(k) = self.els.binary_search_by_key(&(i as u32), |e| e.start) else { continue };
-                let end = self.els[k].end as usize;
-                if end < tokens.len() && is_marked(t.raw(page)) {
-                    mask.get_or_insert_with(|| vec![false; tokens.len()])[i..=end].fill(true);
-                }
-            }
-        }
-        mask
-    }
-
     /// The page's words, and those inside a link (`<a>` start tags less end tags above zero).
     pub fn page_words(&self) -> (u32, u32) {
         (self.words.last().copied().unwrap_or(0), self.link_words)
@@ -181,6 +152,42 @@ fn elements(tokens: &[Token], n: usize) -> (Vec<u32>, Vec<El>, u32) {
         els[x as usize].end = (n - 1) as u32;
     }
     (words, els, link_words)
+}
+
+/// Which tokens lie inside the elements whose start tags hold one of `needles` (found by one
+/// search of the page each) and that `is_marked` says yes to; None when there are none. The
+/// page's elements are asked for only when a start tag holds a needle.
+pub fn inside<'e>(
+    elements: impl FnOnce() -> &'e Elements,
+    page: &str,
+    tokens: &[Token],
+    needles: &[&[u8]],
+    is_marked: impl Fn(&str) -> bool,
+) -> Option<Vec<bool>> {
+    // The start tags holding a match (a match in text or a comment is no element's).
+    let mut tags: Vec<usize> = Vec::new();
+    for needle in needles {
+        for at in memchr::memmem::find_iter(page.as_bytes(), needle) {
+            let i = tokens.partition_point(|t| (t.end as usize) <= at);
+            if tokens.get(i).is_some_and(|t| t.kind == TokenKind::StartTag && (t.start as usize) <= at) {
+                tags.push(i);
+            }
+        }
+    }
+    if tags.is_empty() {
+        return None;
+    }
+    let els = &elements().els;
+    let mut mask: Option<Vec<bool>> = None;
+    for i in tags {
+        // An element's start tag (not a void element's), and the element ends on the page.
+        let Ok(k) = els.binary_search_by_key(&(i as u32), |e| e.start) else { continue };
+        let end = els[k].end as usize;
+        if end < tokens.len() && is_marked(tokens[i].raw(page)) {
+            mask.get_or_insert_with(|| vec![false; tokens.len()])[i..=end].fill(true);
+        }
+    }
+    mask
 }
 
 /// A list of the page: an element (tokens `start..=end`) whose children repeat one kind.
@@ -520,7 +527,8 @@ pub(crate) mod tests {
             let lists = largest(&Elements::new(&t.sink), &t.page, &t.sink, min_items, 3);
             prop_assert!(lists.len() <= 3);
             // Modal dialogs: marked tokens start at a start tag that is one.
-            let modal = Elements::new(&t.sink).inside(&t.page, &t.sink, crate::extract::text::MODAL_NEEDLES, crate::extract::text::is_modal);
+            let els = Elements::new(&t.sink);
+            let modal = inside(|| &els, &t.page, &t.sink, crate::extract::text::MODAL_NEEDLES, crate::extract::text::is_modal);
             if let Some(m) = modal {
                 prop_assert_eq!(m.len(), n);
                 let first = m.iter().position(|&x| x).unwrap();

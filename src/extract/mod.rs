@@ -54,7 +54,8 @@ pub struct ExtractOptions {
     /// dropped from the output. Shops and news sites serve their cookie and newsletter boxes,
     /// login forms and footer policies in the markup of every page, hidden until asked for; a
     /// refund policy outscores a collection's introduction, and an inline glossary definition
-    /// splits a story's run. Default: on (wcxb +0.006, 9 dev pages up and none down; README).
+    /// splits a story's run. Default: on, chosen in every leave-one-dataset-out fold (wcxb
+    /// +0.003 at every chooser margin; docs/evaluation.md, "Modal dialogs").
     #[arg(long = "keep-modals", action = clap::ArgAction::SetFalse, help = "Read modal dialogs (<dialog>, role=dialog, aria-modal=true) as page text (by default they score 0 and are dropped)")]
     pub drop_modals: bool,
     /// Drop link lists inside the span ([`text::link_block_mask`]). Default: on. A span that
@@ -510,7 +511,7 @@ impl PageExtraction<'_> {
         let mut rescored = site_scored;
         if self.options.drop_modals
             && let Some(scores) = sink.scores.as_mut()
-            && let Some(modal) = elements().inside(page, tokens, text::MODAL_NEEDLES, text::is_modal)
+            && let Some(modal) = lists::inside(elements, page, tokens, text::MODAL_NEEDLES, text::is_modal)
         {
             // Neutral rather than furniture's −0.5: a glossary definition inside a story must
             // not split its run, only stop counting for it.
