@@ -137,6 +137,23 @@ def test_the_built_in_chooser_is_on_as_in_the_cli(tmp_path, pipeline_bin, pages)
             assert ex.extract(page.read_bytes()).text == json.loads(out.stdout)["text"], (page.name, kwargs)
 
 
+def test_modal_dialogs_are_left_out_unless_kept_as_in_the_cli(tmp_path, pipeline_bin):
+    # A shop page whose footer ships its refund policy as a modal dialog, longer than the
+    # page's own text: left out by default, read with keep_modals=True (--keep-modals).
+    intro = " ".join(f"intro{i}" for i in range(40))
+    policy = " ".join(f"policy{i}" for i in range(200))
+    page = tmp_path / "shop.html"
+    page.write_text(
+        f"<html><body><h1>Socks</h1><p>{intro}.</p><footer><a href=#r>Refund policy</a>"
+        f"<div role=dialog aria-modal=true><p>{policy}.</p></div></footer></body></html>"
+    )
+    for kwargs, flags, has_policy in [({}, [], False), ({"keep_modals": True}, ["--keep-modals"], True)]:
+        text = ap.Extractor(**kwargs).extract(page.read_bytes()).text
+        out = subprocess.run([str(pipeline_bin), "extract", "--json", *flags, str(page)], check=True, capture_output=True)
+        assert text == json.loads(out.stdout)["text"], kwargs
+        assert ("policy0" in text) == has_policy and "intro0" in text, (kwargs, text[:80])
+
+
 def test_str_input_gives_the_same_text_as_utf8_bytes(pages):
     page = next(p for p in pages if "windows-1252" not in p.name)
     assert ap.extract(page.read_text("utf-8")).text == ap.extract(page.read_bytes()).text
