@@ -13,11 +13,11 @@
 //! and the widening they gained nothing under leave-one-dataset-out and switched wrongly on
 //! dragnet's blogs (models/README.md, "Span chooser").
 //!
-//! After scoring: each candidate's sums over its own tokens, and one pass up to the last
-//! candidate's first token for the elements open there (no DOM); at most [`MAX_LISTS`] + 2
-//! candidates a page.
+//! After scoring: each candidate's sums over its own tokens, the elements open before it from
+//! the page's [`Elements`], and one pass up to the last candidate's first token for its link
+//! and article counts (no DOM); at most [`MAX_LISTS`] + 2 candidates a page.
 
-use crate::html::tags::{self, TagId};
+use crate::html::tags;
 use crate::html::{Token, TokenKind};
 use crate::scoring::Segment;
 
@@ -26,8 +26,6 @@ use super::text;
 
 /// The page's largest lists kept as candidates (with the widening's list, when it found one).
 pub const MAX_LISTS: usize = 3;
-/// Open elements tracked for the furniture marks (times 4).
-const MAX_DEPTH: usize = 256;
 
 pub use crate::scoring::chooser::{FEATURE_NAMES, N_FEATURES};
 
@@ -53,10 +51,10 @@ struct Sums {
     tags: u32,
 }
 
-/// The open elements before a token (their start tags, innermost last), and whether it is
-/// inside a link and inside `<article>`/`<main>`.
+/// Before a token: how many links are open (`<a>` start tags less end tags, above zero) and
+/// whether it is inside `<article>`/`<main>` (counted the same way).
+#[derive(Clone, Copy)]
 struct Context {
-    open: Vec<u32>,
     in_a: u32,
     in_article: bool,
 }
@@ -89,42 +87,25 @@ pub fn candidates(
     let mut wanted: Vec<usize> = spans.iter().flat_map(|x| [x.0, at(x)]).collect();
     wanted.sort_unstable();
     wanted.dedup();
-    // One pass over the page up to the last wanted token: the context before each (an
-    // open-element stack as the span filters keep it, no DOM).
+    // One pass over the page up to the last wanted token for the counts before each; the
+    // elements open there come from the page's elements.
     let mut contexts: Vec<(usize, Context)> = Vec::with_capacity(wanted.len());
-    let (mut open, mut in_a, mut article_depth): (Vec<(TagId, u32)>, u32, u32) = (Vec::new(), 0, 0);
+    let (mut in_a, mut article_depth) = (0u32, 0u32);
     let last = wanted.last().copied().unwrap_or(0);
     let mut next = wanted.iter().copied().peekable();
     for (i, t) in tokens[..=last].iter().enumerate() {
         if next.peek() == Some(&i) {
             next.next();
-            let open = open.iter().map(|e| e.1).collect();
-            contexts.push((i, Context { open, in_a, in_article: article_depth > 0 }));
+            contexts.push((i, Context { in_a, in_article: article_depth > 0 }));
         }
+        let count = match t.tag {
+            tags::A => &mut in_a,
+            tags::ARTICLE | tags::MAIN => &mut article_depth,
+            _ => continue,
+        };
         match t.kind {
-            TokenKind::StartTag => {
-                if !tags::is_void(t.tag) && open.len() < MAX_DEPTH * 4 {
-                    open.push((t.tag, i as u32));
-                }
-                if t.tag == tags::A {
-                    in_a += 1;
-                }
-                if matches!(t.tag, tags::ARTICLE | tags::MAIN) {
-                    article_depth += 1;
-                }
-            }
-            TokenKind::EndTag => {
-                let lo = open.len().saturating_sub(64);
-                if let Some(k) = open[lo..].iter().rposition(|e| e.0 == t.tag) {
-                    open.truncate(lo + k);
-                }
-                if t.tag == tags::A {
-                    in_a = in_a.saturating_sub(1);
-                }
-                if matches!(t.tag, tags::ARTICLE | tags::MAIN) {
-                    article_depth = article_depth.saturating_sub(1);
-                }
-            }
+            TokenKind::StartTag => *count += 1,
+            TokenKind::EndTag => *count = count.saturating_sub(1),
             TokenKind::Word | TokenKind::Symbol => {}
         }
     }
@@ -139,9 +120,9 @@ pub fn candidates(
     let mut out: Vec<Candidate> = Vec::with_capacity(spans.len());
     for span in &spans {
         let &(s, e, items) = span;
-        let (c, before) = (context(at(span)), context(s));
+        let before = context(s);
         let (mut in_furniture, mut in_positive) = (false, false);
-        for &tag_at in &c.open {
+        for tag_at in elements.open_before(at(span)) {
             let m = *marks.entry(tag_at).or_insert_with(|| {
                 let t = &tokens[tag_at as usize];
                 let names = text::class_names(t.raw(page));

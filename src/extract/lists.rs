@@ -107,6 +107,24 @@ impl Elements {
         Elements { words, els, link_words }
     }
 
+    /// The start tags (token indices) of the elements open before token `i`, innermost first.
+    /// An element open there has every ancestor open too: an end tag closes the elements
+    /// opened inside the one it ends.
+    pub fn open_before(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        let i = i as u32;
+        let last = self.els.partition_point(|e| e.start < i);
+        // The last element started before `i`, or its nearest ancestor still open at `i`.
+        let mut at = last.checked_sub(1).map_or(NONE, |k| k as u32);
+        while at != NONE && self.els[at as usize].end < i {
+            at = self.els[at as usize].parent;
+        }
+        std::iter::successors((at != NONE).then_some(at), |&k| {
+            let parent = self.els[k as usize].parent;
+            (parent != NONE).then_some(parent)
+        })
+        .map(|k| self.els[k as usize].start)
+    }
+
     /// The page's words, and those inside a link (`<a>` start tags less end tags above zero).
     pub fn page_words(&self) -> (u32, u32) {
         (self.words.last().copied().unwrap_or(0), self.link_words)
@@ -521,13 +539,29 @@ pub(crate) mod tests {
             let s = at % n;
             let e = (s + len).min(n - 1);
             let scores = vec![score; n];
-            if let Some(Widening::List(a, b) | Widening::Paragraphs(a, b)) = widen(&Elements::new(&t.sink), &t.page, &t.sink, &scores, s, e, min_items) {
+            let els = Elements::new(&t.sink);
+            if let Some(Widening::List(a, b) | Widening::Paragraphs(a, b)) = widen(&els, &t.page, &t.sink, &scores, s, e, min_items) {
                 prop_assert!(a <= s && e <= b && b < n, "{a}..{b} for {s}..{e}");
             }
-            let lists = largest(&Elements::new(&t.sink), &t.page, &t.sink, min_items, 3);
+            let lists = largest(&els, &t.page, &t.sink, min_items, 3);
             prop_assert!(lists.len() <= 3);
+            // The elements open before token `s` are the open-element stack there.
+            let mut stack: Vec<usize> = Vec::new();
+            for (i, k) in t.sink[..s].iter().enumerate() {
+                match k.kind {
+                    TokenKind::StartTag if !tags::is_void(k.tag) && stack.len() < MAX_OPEN => stack.push(i),
+                    TokenKind::EndTag => {
+                        let lo = stack.len().saturating_sub(64);
+                        if let Some(p) = stack[lo..].iter().rposition(|&x| t.sink[x].tag == k.tag) {
+                            stack.truncate(lo + p);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let open: Vec<usize> = els.open_before(s).map(|x| x as usize).collect();
+            prop_assert_eq!(open, stack.into_iter().rev().collect::<Vec<_>>());
             // Modal dialogs: marked tokens start at a start tag that is one.
-            let els = Elements::new(&t.sink);
             let modal = inside(|| &els, &t.page, &t.sink, crate::extract::text::MODAL_NEEDLES, crate::extract::text::is_modal);
             if let Some(m) = modal {
                 prop_assert_eq!(m.len(), n);
