@@ -175,7 +175,7 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
         let gain = chooser.gain(&p.features[0], &p.features[*i]);
         println!(
             "{} gap {gap:.2} (current {:.2}, candidate {i} of {} predicted {gain:+.3}): {}",
-            p.dataset,
+            p.id,
             fit::page_f1(&p.metrics[0]),
             p.features.len(),
             diff.join(", ")

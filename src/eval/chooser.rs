@@ -22,6 +22,8 @@ use crate::scoring::chooser::{self, Chooser, N_INPUTS, Node};
 #[derive(Debug, Clone)]
 pub struct PageCandidates {
     pub dataset: String,
+    /// The page's manifest id (for `pipeline chooser --explain`).
+    pub id: String,
     pub features: Vec<[f64; N_FEATURES]>,
     pub metrics: Vec<PageMetrics>,
 }
@@ -48,7 +50,7 @@ pub fn collect(
                 // The current choice as the extractor outputs it (with its extra spans).
                 cands[0].1 = x.text;
                 let (features, metrics) = cands.iter().map(|(c, text)| (c.features, score_page(&e.gold, text))).unzip();
-                Some(PageCandidates { dataset: e.dataset_name().to_string(), features, metrics })
+                Some(PageCandidates { dataset: e.dataset_name().to_string(), id: e.id.clone(), features, metrics })
             })
             .collect()
     }))
@@ -340,7 +342,12 @@ mod tests {
                     if f > 0.5 { "one two three four five six" } else { "" },
                 )
             };
-            pages.push(PageCandidates { dataset: "t".into(), features: vec![x0, x1], metrics: vec![m(0.1), m(f1)] });
+            pages.push(PageCandidates {
+                dataset: "t".into(),
+                id: String::new(),
+                features: vec![x0, x1],
+                metrics: vec![m(0.1), m(f1)],
+            });
         }
         let c = fit(&pages, &BoostOptions { min_leaf: 5, ..BoostOptions::default() }, "test");
         let mut x0 = [0.0; N_FEATURES];

@@ -59,8 +59,17 @@ struct Context {
     in_article: bool,
 }
 
-/// The candidates of a page: the current choice `current` first, then the lists `lists`
-/// (duplicates of an earlier span once); `headline` is the token of the page's headline (the
+/// The spans that compete with the current choice.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rivals<'a> {
+    /// The page's largest lists.
+    pub lists: &'a [List],
+    /// The page's main element ([`Elements::main_element`]).
+    pub main: Option<(usize, usize)>,
+}
+
+/// The candidates of a page: the current choice `current` first, then the `rivals` (lists,
+/// then the main element; duplicates of an earlier span once); `headline` is the token of the page's headline (the
 /// heading that repeats the `<title>`, else the `<h1>`), if it has one.
 pub fn candidates(
     page: &str,
@@ -68,19 +77,22 @@ pub fn candidates(
     scores: &[f64],
     current: Segment,
     headline: Option<usize>,
-    lists: &[List],
+    rivals: Rivals,
     elements: &Elements,
 ) -> Vec<Candidate> {
+    let Rivals { lists, main } = rivals;
     let n = tokens.len().min(scores.len());
     if n == 0 || current.end >= n {
         return Vec::new();
     }
     // The spans, and the token each one's marks are read before: a list's own id/class counts
     // too ("comment-list", "sidebar"), so its marks are read from inside it.
+    // (start, end, items): the main element has none, as the current choice.
     let mut spans: Vec<(usize, usize, usize)> = vec![(current.start, current.end, 0)];
-    for l in lists.iter().filter(|l| l.start <= l.end && l.end < n) {
-        if !spans.iter().any(|&(s, e, _)| (s, e) == (l.start, l.end)) {
-            spans.push((l.start, l.end, l.items));
+    let others = lists.iter().map(|l| (l.start, l.end, l.items)).chain(main.map(|(s, e)| (s, e, 0)));
+    for (s, e, items) in others.filter(|&(s, e, _)| s <= e && e < n) {
+        if !spans.iter().any(|x| (x.0, x.1) == (s, e)) {
+            spans.push((s, e, items));
         }
     }
     let at = |&(s, e, items): &(usize, usize, usize)| if items > 0 { (s + 1).min(e) } else { s };
@@ -184,6 +196,7 @@ pub fn candidates(
             (f64::from(x.commas) * 20.0 / fw).min(2.0),
             (1.0 + items as f64).ln() / 5.0,
             page_link_share,
+            f64::from(main == Some((s, e)) && (s, e) != (current.start, current.end)),
         ];
         out.push(Candidate { start: s, end: e, value, features });
     }
@@ -195,6 +208,30 @@ mod tests {
     use super::*;
     use crate::extract::lists::Elements;
     use crate::html::{TokenizerOptions, tokenize};
+
+    #[test]
+    fn the_main_element_is_a_candidate_of_its_own_unless_it_is_the_current_choice() {
+        let cards: String = (0..3).map(|i| format!("<div><h2>Plan {i}</h2><p>Watch more.</p></div>")).collect();
+        let html = format!("<body><div class=nav><a>a</a></div><main>{cards}</main></body>");
+        let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        let at = |needle: &str| s.sink.iter().position(|t| s.page[t.start as usize..].starts_with(needle)).unwrap();
+        let scores = vec![0.1; s.sink.len()];
+        let els = Elements::new(&s.sink);
+        let main = els.main_element(&s.page, &s.sink, at("Plan 1"));
+        assert_eq!(main, Some((at("<main>"), at("</main>"))));
+        let f = |name: &str| FEATURE_NAMES.iter().position(|n| *n == name).unwrap();
+        let card = Segment { start: at("Plan 1"), end: at("Watch more.</p></div><div><h2>Plan 2") + 2, value: 1.0 };
+        let c = candidates(&s.page, &s.sink, &scores, card, None, Rivals { lists: &[], main }, &els);
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[1].start, c[1].end), main.unwrap());
+        assert_eq!((c[0].features[f("is_main")], c[1].features[f("is_main")]), (0.0, 1.0));
+        assert_eq!(c[1].features[f("holds_current")], 1.0);
+        // The current choice is the main element: one candidate, not marked main.
+        let whole = Segment { start: at("<main>"), end: at("</main>"), value: 1.0 };
+        let c = candidates(&s.page, &s.sink, &scores, whole, None, Rivals { lists: &[], main }, &els);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].features[f("is_main")], 0.0);
+    }
 
     #[test]
     fn the_current_choice_comes_first_then_the_page_s_lists_once() {
@@ -214,7 +251,15 @@ mod tests {
         let lists = crate::extract::lists::largest(&els, &s.page, &s.sink, 6, MAX_LISTS);
         assert_eq!(lists.len(), 1, "{lists:?}");
         assert_eq!(lists[0].items, 8);
-        let c = candidates(&s.page, &s.sink, &scores, current, Some(at("<h1>")), &[lists[0], lists[0]], &els);
+        let c = candidates(
+            &s.page,
+            &s.sink,
+            &scores,
+            current,
+            Some(at("<h1>")),
+            Rivals { lists: &[lists[0], lists[0]], main: None },
+            &els,
+        );
         assert_eq!(c.len(), 2, "the list once: {c:?}");
         let f = |name: &str| FEATURE_NAMES.iter().position(|n| *n == name).unwrap();
         assert_eq!(c[0].features[f("is_current")], 1.0, "the current choice comes first");
@@ -229,7 +274,7 @@ mod tests {
         let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
         let els = Elements::new(&s.sink);
         let lists = crate::extract::lists::largest(&els, &s.page, &s.sink, 6, MAX_LISTS);
-        let c = candidates(&s.page, &s.sink, &scores, current, None, &lists, &els);
+        let c = candidates(&s.page, &s.sink, &scores, current, None, Rivals { lists: &lists, main: None }, &els);
         assert_eq!(c[1].features[f("in_furniture")], 1.0);
         assert_eq!(c[0].features[f("in_furniture")], 0.0);
     }
@@ -256,7 +301,7 @@ mod tests {
             let current = Segment { start: s, end: e, value: score * (e - s + 1) as f64 };
             let els = Elements::new(&t.sink);
             let lists = crate::extract::lists::largest(&els, &t.page, &t.sink, 2, MAX_LISTS);
-            let c = candidates(&t.page, &t.sink, &scores, current, headline.map(|h| h % n), &lists, &els);
+            let c = candidates(&t.page, &t.sink, &scores, current, headline.map(|h| h % n), Rivals { lists: &lists, main: None }, &els);
             prop_assert!(!c.is_empty() && (c[0].start, c[0].end) == (s, e));
             prop_assert!(c.len() <= lists.len() + 1);
             for x in &c {

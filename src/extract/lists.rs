@@ -125,6 +125,54 @@ impl Elements {
         .map(|k| self.els[k as usize].start)
     }
 
+    /// The page's main element (tokens `start..=end`): the `<main>` or `role="main"` element
+    /// (HTML's and WAI-ARIA's name for the page's dominant content) holding token `at`, else
+    /// the one holding the most words; None when the page names none.
+    pub fn main_element(&self, page: &str, tokens: &[Token], at: usize) -> Option<(usize, usize)> {
+        let mut starts: Vec<u32> = self.els.iter().filter(|e| e.tag == tags::MAIN).map(|e| e.start).collect();
+        // `role=main`, `role="main"` or `role='main'` (`Role` too; an upper-case `ROLE` is
+        // not looked for), in a start tag (not in text or a comment): one search of the page.
+        let bytes = page.as_bytes();
+        for hit in memchr::memmem::find_iter(bytes, b"ole=") {
+            if hit == 0
+                || !bytes[hit - 1].eq_ignore_ascii_case(&b'r')
+                || !bytes[hit..hit + 3].eq_ignore_ascii_case(b"ole")
+            {
+                continue;
+            }
+            let mut v = &bytes[hit + 4..];
+            if let Some((&(b'"' | b'\''), rest)) = v.split_first() {
+                v = rest;
+            }
+            let is_main = v.len() > 4
+                && v[..4].eq_ignore_ascii_case(b"main")
+                && matches!(v[4], b'"' | b'\'' | b' ' | b'>' | b'/' | b'\t' | b'\n' | b'\r');
+            if !is_main {
+                continue;
+            }
+            let i = tokens.partition_point(|t| (t.end as usize) <= hit);
+            if tokens.get(i).is_some_and(|t| t.kind == TokenKind::StartTag && (t.start as usize) < hit) {
+                starts.push(i as u32);
+            }
+        }
+        let mut largest: Option<(usize, usize, u32)> = None;
+        for start in starts {
+            let Ok(k) = self.els.binary_search_by_key(&start, |e| e.start) else { continue };
+            let (s, e) = (self.els[k].start as usize, self.els[k].end as usize);
+            if e >= tokens.len() {
+                continue;
+            }
+            if s < at && at <= e {
+                return Some((s, e));
+            }
+            let words = self.words[e + 1] - self.words[s];
+            if largest.is_none_or(|l| words > l.2) {
+                largest = Some((s, e, words));
+            }
+        }
+        largest.map(|(s, e, _)| (s, e))
+    }
+
     /// The page's words, and those inside a link (`<a>` start tags less end tags above zero).
     pub fn page_words(&self) -> (u32, u32) {
         (self.words.last().copied().unwrap_or(0), self.link_words)
@@ -375,6 +423,36 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_main_element_is_main_or_role_main_holding_the_token_else_the_largest() {
+        let main_of = |html: &str, at: &str| -> Option<String> {
+            let t = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+            let i = t.sink.iter().position(|k| t.page[k.start as usize..].starts_with(at)).unwrap();
+            let els = Elements::new(&t.sink);
+            let (s, e) = els.main_element(&t.page, &t.sink, i)?;
+            Some(t.page[t.sink[s].start as usize..t.sink[e].end as usize].to_string())
+        };
+        let page = "<body><div>Menu</div><main><p>Card one</p><p>Card two</p></main><p>Footer</p></body>";
+        assert_eq!(main_of(page, "two").as_deref(), Some("<main><p>Card one</p><p>Card two</p></main>"));
+        // Not holding the token: still the page's main element.
+        assert_eq!(main_of(page, "Footer").as_deref(), Some("<main><p>Card one</p><p>Card two</p></main>"));
+        for role in ["role=\"main\"", "role='main'", "role=main", "Role=\"Main\""] {
+            let page = format!("<body><div>Menu</div><div {role}><p>Card one</p></div></body>");
+            assert_eq!(main_of(&page, "one"), Some(format!("<div {role}><p>Card one</p></div>")), "{role}");
+        }
+        // Named in text, a comment or another role: no main element.
+        for page in [
+            "<body><p>Set role=\"main\" on it</p><!-- role=main --></body>",
+            "<body><div role=\"mainly\"><p>one</p></div><div role=navigation>nav</div></body>",
+        ] {
+            assert_eq!(main_of(page, "<body>"), None, "{page}");
+        }
+        // Two: the one holding the token, else the one with the most words.
+        let two = "<body><main><p>a b</p></main><div role=main><p>c d e f</p></div><p>x</p></body>";
+        assert_eq!(main_of(two, "b").as_deref(), Some("<main><p>a b</p></main>"));
+        assert_eq!(main_of(two, "x").as_deref(), Some("<div role=main><p>c d e f</p></div>"));
+    }
+
+    #[test]
     fn a_span_inside_one_item_of_a_list_widens_to_the_list() {
         let item = |i: usize| {
             format!(
@@ -516,6 +594,10 @@ pub(crate) mod tests {
                 "<dialog>",
                 "</dialog>",
                 "a dialog, ",
+                "</main>",
+                "<div role=\"main\">",
+                "role=main ",
+                "<p Role=main",
             ]),
             0..120,
         )
@@ -570,6 +652,11 @@ pub(crate) mod tests {
             }
             for l in lists {
                 prop_assert!(l.start < l.end && l.end < n && l.items >= min_items.max(1), "{l:?}");
+            }
+            // The main element: an element of the page, opened by a start tag.
+            if let Some((a, b)) = els.main_element(&t.page, &t.sink, s) {
+                prop_assert!(a <= b && b < n && t.sink[a].kind == TokenKind::StartTag, "{a}..{b}");
+                prop_assert!(els.els.iter().any(|e| (e.start as usize, e.end as usize) == (a, b)));
             }
         }
     }

@@ -130,10 +130,11 @@ pub struct ExtractOptions {
 
     /// Let the learned chooser ([`chooser`]; the model file's own if it holds one, from
     /// `pipeline train --chooser`, else the built-in one) replace the chosen span by one of the
-    /// page's lists ([`candidates`]: a listing's grid away from its introduction) when it
-    /// predicts the list's F1 higher by more than this; 0 turns it off. Unset: the margin
-    /// stored with the model's chooser (the built-in model's: 0.1, chosen by
-    /// leave-one-dataset-out, 0.9102 → 0.9117; models/README.md, "Span chooser").
+    /// page's lists or its main element ([`candidates`]: a listing's grid away from its
+    /// introduction, a landing page's cards) when it predicts that span's F1 higher by more
+    /// than this; 0 turns it off. Unset: the margin stored with the model's chooser (the
+    /// built-in model's: 0.02, chosen by leave-one-dataset-out; models/README.md, "Span
+    /// chooser").
     #[arg(long)]
     pub chooser_margin: Option<f64>,
 
@@ -593,12 +594,17 @@ impl PageExtraction<'_> {
             if let Some(lists::Widening::List(start, end)) = w {
                 lists.push(lists::List { start, end, items: min_items });
             }
+            // And the page's main element: a landing page's or a collection's gold is the whole
+            // of it (cards, shelves, a grid of few-worded items that makes no list), while the
+            // span took one card.
+            let main = elements().main_element(page, tokens, b.start);
             widened = Some(w);
-            // No list: nothing to choose (the candidates are still collected for training).
-            let cands = if lists.is_empty() && collect.is_none() {
+            // No list and no main element: nothing to choose (the candidates are still collected for training).
+            let cands = if lists.is_empty() && main.is_none() && collect.is_none() {
                 Vec::new()
             } else {
-                candidates::candidates(page, tokens, scores, b, headline, &lists, elements())
+                let rivals = candidates::Rivals { lists: &lists, main };
+                candidates::candidates(page, tokens, scores, b, headline, rivals, elements())
             };
             if let Some(i) = chooser.and_then(|(c, margin)| c.choose(cands.iter().map(|c| &c.features), margin)) {
                 // A list that renders to nothing (every item a link list the filters drop

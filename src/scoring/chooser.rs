@@ -41,8 +41,9 @@ pub const FEATURE_NAMES: [&str; N_FEATURES] = [
     "comma_share",
     "log_items",
     "page_link_share",
+    "is_main",
 ];
-pub const N_FEATURES: usize = 21;
+pub const N_FEATURES: usize = 22;
 
 /// One node of a regression tree: a split (`feature`, `threshold`; values ≤ it go `left`) or,
 /// when `feature` is `None`, a leaf of value `value`.
