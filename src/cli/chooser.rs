@@ -40,8 +40,9 @@ pub struct ChooserArgs {
     /// Fewest candidate pairs in a leaf.
     #[arg(long, default_value_t = fit::BoostOptions::default().min_leaf)]
     min_leaf: usize,
-    /// Also show the N dev pages where the best candidate beats the current choice most: both
-    /// F1 and the features that differ.
+    /// Also show the N dev pages where the best candidate beats the current choice most, and
+    /// the N where the chooser's switch (at `--margin`, else 0.1) loses most: F1 and the
+    /// features that differ.
     #[arg(long, default_value_t = 0)]
     explain: usize,
     /// Cut the `--train` pages into this many folds and take each fold's candidates from a
@@ -166,19 +167,43 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
         })
         .collect();
     gaps.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for (gap, p, i) in gaps.iter().take(args.explain) {
-        let names = article_pipeline::extract::candidates::FEATURE_NAMES;
-        let diff: Vec<String> = (0..names.len())
-            .filter(|&f| (p.features[*i][f] - p.features[0][f]).abs() > 1e-9)
-            .map(|f| format!("{} {:.2}→{:.2}", names[f], p.features[0][f], p.features[*i][f]))
+    let names = article_pipeline::extract::candidates::FEATURE_NAMES;
+    let diff = |p: &fit::PageCandidates, i: usize| -> String {
+        let d: Vec<String> = (0..names.len())
+            .filter(|&f| (p.features[i][f] - p.features[0][f]).abs() > 1e-9)
+            .map(|f| format!("{} {:.2}→{:.2}", names[f], p.features[0][f], p.features[i][f]))
             .collect();
+        d.join(", ")
+    };
+    for (gap, p, i) in gaps.iter().take(args.explain) {
         let gain = chooser.gain(&p.features[0], &p.features[*i]);
         println!(
             "{} gap {gap:.2} (current {:.2}, candidate {i} of {} predicted {gain:+.3}): {}",
             p.id,
             fit::page_f1(&p.metrics[0]),
             p.features.len(),
-            diff.join(", ")
+            diff(p, *i)
+        );
+    }
+    // And the switches that lose at the stored margin (or 0.1): what the trees get wrong.
+    let margin = args.margin.unwrap_or(0.1);
+    let mut losses: Vec<(f64, &fit::PageCandidates, usize)> = dev
+        .iter()
+        .map(|p| {
+            let i = fit::chosen(p, Some((&chooser, margin)));
+            (fit::page_f1(&p.metrics[0]) - fit::page_f1(&p.metrics[i]), p, i)
+        })
+        .filter(|l| l.0 > 0.0)
+        .collect();
+    losses.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (loss, p, i) in losses.iter().take(args.explain) {
+        println!(
+            "{} loses {loss:.2} at margin {margin} (current {:.2}, took candidate {i} of {}, predicted {:+.3}): {}",
+            p.id,
+            fit::page_f1(&p.metrics[0]),
+            p.features.len(),
+            chooser.gain(&p.features[0], &p.features[*i]),
+            diff(p, *i)
         );
     }
     let below_now = fit::pages_below_half(&dev, None);

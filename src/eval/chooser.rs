@@ -283,7 +283,7 @@ pub fn scores(pages: &[PageCandidates], chooser: Option<(&Chooser, f64)>) -> BTr
 }
 
 /// The candidate `chooser` takes on a page (0, the current choice, without one).
-fn chosen(p: &PageCandidates, chooser: Option<(&Chooser, f64)>) -> usize {
+pub fn chosen(p: &PageCandidates, chooser: Option<(&Chooser, f64)>) -> usize {
     chooser.and_then(|(c, margin)| c.choose(&p.features, margin)).unwrap_or(0)
 }
 
