@@ -69,8 +69,8 @@ pub struct Rivals<'a> {
 }
 
 /// The candidates of a page: the current choice `current` first, then the `rivals` (lists,
-/// then the main element; duplicates of an earlier span once); `headline` is the token of the page's headline (the
-/// heading that repeats the `<title>`, else the `<h1>`), if it has one.
+/// then the main element; duplicates of an earlier span once); `headline` is the token of the
+/// page's headline (the heading that repeats the `<title>`, else the `<h1>`), if it has one.
 pub fn candidates(
     page: &str,
     tokens: &[Token],
@@ -86,8 +86,8 @@ pub fn candidates(
         return Vec::new();
     }
     // The spans, and the token each one's marks are read before: a list's own id/class counts
-    // too ("comment-list", "sidebar"), so its marks are read from inside it.
-    // (start, end, items): the main element has none, as the current choice.
+    // too ("comment-list", "sidebar"), so its marks are read from inside it. (start, end,
+    // items): the main element has no items, as the current choice.
     let mut spans: Vec<(usize, usize, usize)> = vec![(current.start, current.end, 0)];
     let others = lists.iter().map(|l| (l.start, l.end, l.items)).chain(main.map(|(s, e)| (s, e, 0)));
     for (s, e, items) in others.filter(|&(s, e, _)| s <= e && e < n) {
@@ -301,9 +301,16 @@ mod tests {
             let current = Segment { start: s, end: e, value: score * (e - s + 1) as f64 };
             let els = Elements::new(&t.sink);
             let lists = crate::extract::lists::largest(&els, &t.page, &t.sink, 2, MAX_LISTS);
-            let c = candidates(&t.page, &t.sink, &scores, current, headline.map(|h| h % n), Rivals { lists: &lists, main: None }, &els);
+            let main = els.main_element(&t.page, &t.sink, s);
+            let rivals = Rivals { lists: &lists, main };
+            let c = candidates(&t.page, &t.sink, &scores, current, headline.map(|h| h % n), rivals, &els);
             prop_assert!(!c.is_empty() && (c[0].start, c[0].end) == (s, e));
-            prop_assert!(c.len() <= lists.len() + 1);
+            prop_assert!(c.len() <= lists.len() + 1 + usize::from(main.is_some()));
+            let is_main = FEATURE_NAMES.iter().position(|n| *n == "is_main").unwrap();
+            for x in &c {
+                let marked = x.features[is_main] == 1.0;
+                prop_assert_eq!(marked, main == Some((x.start, x.end)) && (x.start, x.end) != (s, e));
+            }
             for x in &c {
                 prop_assert!(x.features.iter().all(|f| f.is_finite()), "{x:?}");
             }

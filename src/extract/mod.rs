@@ -599,7 +599,8 @@ impl PageExtraction<'_> {
             // span took one card.
             let main = elements().main_element(page, tokens, b.start);
             widened = Some(w);
-            // No list and no main element: nothing to choose (the candidates are still collected for training).
+            // No list and no main element: nothing to choose (the candidates are still collected
+            // for training).
             let cands = if lists.is_empty() && main.is_none() && collect.is_none() {
                 Vec::new()
             } else {
