@@ -134,10 +134,8 @@ impl Elements {
         // not looked for), in a start tag (not in text or a comment): one search of the page.
         let bytes = page.as_bytes();
         for hit in memchr::memmem::find_iter(bytes, b"ole=") {
-            if hit == 0
-                || !bytes[hit - 1].eq_ignore_ascii_case(&b'r')
-                || !bytes[hit..hit + 3].eq_ignore_ascii_case(b"ole")
-            {
+            // The attribute's own name: `role`, not `data-role` or `aria-role`.
+            if hit < 2 || !bytes[hit - 1].eq_ignore_ascii_case(&b'r') || !bytes[hit - 2].is_ascii_whitespace() {
                 continue;
             }
             let mut v = &bytes[hit + 4..];
@@ -162,7 +160,7 @@ impl Elements {
             if e >= tokens.len() {
                 continue;
             }
-            if s < at && at <= e {
+            if s <= at && at <= e {
                 return Some((s, e));
             }
             let words = self.words[e + 1] - self.words[s];
@@ -439,9 +437,9 @@ pub(crate) mod tests {
             let page = format!("<body><div>Menu</div><div {role}><p>Card one</p></div></body>");
             assert_eq!(main_of(&page, "one"), Some(format!("<div {role}><p>Card one</p></div>")), "{role}");
         }
-        // Named in text, a comment or another role: no main element.
+        // Named in text, a comment, another attribute or another role: no main element.
         for page in [
-            "<body><p>Set role=\"main\" on it</p><!-- role=main --></body>",
+            "<body><p>Set role=\"main\" on it</p><!-- role=main --><div data-role=main>x</div></body>",
             "<body><div role=\"mainly\"><p>one</p></div><div role=navigation>nav</div></body>",
         ] {
             assert_eq!(main_of(page, "<body>"), None, "{page}");
