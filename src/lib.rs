@@ -21,8 +21,9 @@
 //!   [`site_memory::template`] tells a host's layouts apart (also the bootstrap's grouping).
 //! - [`scoring`]: the [`scoring::Scorer`] contract (a score for every token, streamed),
 //!   [`scoring::max_subsequence`], which finds the highest-valued span in one pass (§6.2), and
-//!   [`scoring::chooser`], the learned second opinion on that span: the span or one of the
-//!   page's lists (boosted trees; a model file may hold one fitted for its own choices).
+//!   [`scoring::chooser`], the learned second opinion on that span: the span, one of the
+//!   page's lists or its main element (boosted trees; a model file may hold one fitted for its
+//!   own choices).
 //! - [`segment`]: the page cut into blocks (Gibson et al.'s, Yao & Zuo's, the thesis' text and
 //!   tail), block labels from gold, block labels back to token scores: what the block methods
 //!   share.

@@ -17,9 +17,10 @@
 //! The extractor reads a widening with its link lists and keeps it only when it gives more
 //! text than the spans did.
 //!
-//! The page's largest lists, wherever they are ([`largest`]), are the learned chooser's
-//! candidates beside the span ([`super::candidates`]): a listing's grid may sit in another
-//! branch of the page than its introduction, which the span took.
+//! The page's largest lists, wherever they are ([`largest`]), and its main element
+//! ([`Elements::main_element`]: `<main>` or `role="main"`) are the learned chooser's candidates
+//! beside the span ([`super::candidates`]): a listing's grid may sit in another branch of the
+//! page than its introduction, which the span took, and a landing page's cards make no list.
 //!
 //! One pass over the tokens (an open-element stack, no DOM; [`Elements`]) after scoring, shared
 //! by both; class names are read only for the children of the span's ancestors, and for the
