@@ -1332,6 +1332,66 @@ mod tests {
         assert_eq!(text(&bio, escaped), words("teaser", 12));
     }
 
+    /// A scorer that keeps `inner`'s scores and brings its own span chooser.
+    struct WithChooser {
+        inner: SimpleScorer,
+        chooser: chooser::Chooser,
+    }
+
+    impl Scorer for WithChooser {
+        fn name(&self) -> &'static str {
+            self.inner.name()
+        }
+        fn model_id(&self) -> String {
+            self.inner.model_id()
+        }
+        fn page_scorer(&self) -> Box<dyn PageScorer + '_> {
+            self.inner.page_scorer()
+        }
+        fn chooser(&self) -> Option<&chooser::Chooser> {
+            Some(&self.chooser)
+        }
+    }
+
+    #[test]
+    fn the_chooser_may_take_the_page_s_main_element() {
+        // A landing page: one long card the span takes, then cards of other kinds (no list)
+        // between link rails, all inside `<main>`.
+        let rail = |a: &str, b: &str| format!("<ul><li><a href=/a>{a}</a></li><li><a href=/b>{b}</a></li></ul>");
+        let (inner, outer) = (rail("Deals", "Stores"), rail("Login", "Careers"));
+        let html = |main: &str, end: &str| {
+            format!(
+                "<html><body><nav>{outer}</nav>{main}<div class=hero><h2>Build your plan</h2><p>{}.</p></div>{inner}\
+                 <div class=promo><h2>Sports</h2><p>{}.</p></div>{inner}<section><h2>Apps</h2><p>{}.</p></section>{end}\
+                 <footer>{outer}</footer></body></html>",
+                words("hero", 60),
+                words("sports", 12),
+                words("apps", 12)
+            )
+        };
+        // A chooser whose trees predict a gain of 0.5 for every candidate, at margin 0.1.
+        let mut always = chooser::Chooser::new(0.5, Vec::new(), String::new());
+        always.margin = Some(0.1);
+        let scorer = WithChooser { inner: SimpleScorer::new(SimpleScorerConfig::default()), chooser: always };
+        let run = |html: &str, options: ExtractOptions| {
+            Extractor::new(&scorer, options).extract(html.as_bytes(), None).unwrap().text
+        };
+        for main in ["<main>", "<div id=page role=\"main\">"] {
+            let end = if main == "<main>" { "</main>" } else { "</div>" };
+            let page = html(main, end);
+            let got = run(&page, ExtractOptions::default());
+            assert!(got.contains("hero0") && got.contains("sports0") && got.contains("apps11"), "{main}: {got}");
+            // Read whole, as a list is (a card leads with its link), but only the main element.
+            assert!(got.contains("Stores") && !got.contains("Login"), "{got}");
+            // Off, the span alone.
+            let off = run(&page, ExtractOptions { chooser_margin: Some(0.0), ..ExtractOptions::default() });
+            assert!(off.contains("hero0") && !off.contains("sports0"), "{off}");
+        }
+        // A page that names no main element: nothing to choose.
+        let got = run(&html("", ""), ExtractOptions::default());
+        assert!(got.contains("hero0") && !got.contains("sports0"), "{got}");
+    }
+
     #[test]
     fn modal_dialogs_are_never_the_article_nor_split_it() {
         // A shop's collection: a short introduction, then the footer's refund policy served
