@@ -2,10 +2,12 @@
 //! highest value, and on a listing, a collection or a product grid that run is the page's
 //! introduction or one item, while the gold keeps the grid, which may sit in another branch of
 //! the page (the span widening, [`super::lists::widen`], finds only the lists around the span).
-//! The candidates are the current choice and the page's largest lists
-//! ([`super::lists::largest`]): whether a list is the content or a sidebar, a comment thread or
-//! a related-stories grid depends on its place, its links, its words and its scores together,
-//! which is what the trees of [`crate::scoring::chooser`] weigh. Each candidate gets a fixed
+//! The candidates are the current choice, the page's largest lists
+//! ([`super::lists::largest`]) and its main element ([`Elements::main_element`]: a landing
+//! page's cards and shelves are too few or too unlike to make a list): whether a list is the
+//! content or a sidebar, a comment thread or a related-stories grid depends on its place, its
+//! links, its words and its scores together, which is what the trees of
+//! [`crate::scoring::chooser`] weigh. Each candidate gets a fixed
 //! vector of page-relative features.
 //!
 //! Earlier choosers also took every maximal run of positive score (Ruzzo & Tompa) and the
@@ -15,7 +17,8 @@
 //!
 //! After scoring: each candidate's sums over its own tokens, the elements open before it from
 //! the page's [`Elements`], and one pass up to the last candidate's first token for its link
-//! and article counts (no DOM); at most [`MAX_LISTS`] + 2 candidates a page.
+//! and article counts (no DOM); at most [`MAX_LISTS`] + 3 candidates a page (the current
+//! choice, the lists, the widening's list, the main element).
 
 use crate::html::tags;
 use crate::html::{Token, TokenKind};

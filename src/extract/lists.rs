@@ -31,6 +31,8 @@ use std::collections::HashMap;
 use crate::html::tags::{self, TagId};
 use crate::html::{Token, TokenKind};
 
+use super::text;
+
 /// A list must hold at least this many times the span's words: a list that adds little is the
 /// span's own markup (a paragraph's sentences in `<span>`s, a product's three feature boxes).
 pub const GROWTH: f64 = 2.0;
@@ -130,30 +132,10 @@ impl Elements {
     /// (HTML's and WAI-ARIA's name for the page's dominant content) holding token `at`, else
     /// the one holding the most words; None when the page names none.
     pub fn main_element(&self, page: &str, tokens: &[Token], at: usize) -> Option<(usize, usize)> {
-        let mut starts: Vec<u32> = self.els.iter().filter(|e| e.tag == tags::MAIN).map(|e| e.start).collect();
-        // `role=main`, `role="main"` or `role='main'` (`Role` too; an upper-case `ROLE` is
-        // not looked for), in a start tag (not in text or a comment): one search of the page.
-        let bytes = page.as_bytes();
-        for hit in memchr::memmem::find_iter(bytes, b"ole=") {
-            // The attribute's own name: `role`, not `data-role` or `aria-role`.
-            if hit < 2 || !bytes[hit - 1].eq_ignore_ascii_case(&b'r') || !bytes[hit - 2].is_ascii_whitespace() {
-                continue;
-            }
-            let mut v = &bytes[hit + 4..];
-            if let Some((&(b'"' | b'\''), rest)) = v.split_first() {
-                v = rest;
-            }
-            let is_main = v.len() > 4
-                && v[..4].eq_ignore_ascii_case(b"main")
-                && matches!(v[4], b'"' | b'\'' | b' ' | b'>' | b'/' | b'\t' | b'\n' | b'\r');
-            if !is_main {
-                continue;
-            }
-            let i = tokens.partition_point(|t| (t.end as usize) <= hit);
-            if tokens.get(i).is_some_and(|t| t.kind == TokenKind::StartTag && (t.start as usize) < hit) {
-                starts.push(i as u32);
-            }
-        }
+        let roles = start_tags_holding(page, tokens, text::MAIN_ROLE_NEEDLE)
+            .filter(|&i| text::is_main_role(tokens[i].raw(page)))
+            .map(|i| i as u32);
+        let starts = self.els.iter().filter(|e| e.tag == tags::MAIN).map(|e| e.start).chain(roles);
         let mut largest: Option<(usize, usize, u32)> = None;
         for start in starts {
             let Ok(k) = self.els.binary_search_by_key(&start, |e| e.start) else { continue };
@@ -229,16 +211,7 @@ pub fn inside<'e>(
     needles: &[&[u8]],
     is_marked: impl Fn(&str) -> bool,
 ) -> Option<Vec<bool>> {
-    // The start tags holding a match (a match in text or a comment is no element's).
-    let mut tags: Vec<usize> = Vec::new();
-    for needle in needles {
-        for at in memchr::memmem::find_iter(page.as_bytes(), needle) {
-            let i = tokens.partition_point(|t| (t.end as usize) <= at);
-            if tokens.get(i).is_some_and(|t| t.kind == TokenKind::StartTag && (t.start as usize) <= at) {
-                tags.push(i);
-            }
-        }
-    }
+    let tags: Vec<usize> = needles.iter().flat_map(|n| start_tags_holding(page, tokens, n)).collect();
     if tags.is_empty() {
         return None;
     }
@@ -253,6 +226,15 @@ pub fn inside<'e>(
         }
     }
     mask
+}
+
+/// The start tags (token indices) holding `needle`, found by one search of the page: a match in
+/// text or a comment is no element's.
+fn start_tags_holding<'a>(page: &'a str, tokens: &'a [Token], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    memchr::memmem::find_iter(page.as_bytes(), needle).filter_map(|at| {
+        let i = tokens.partition_point(|t| (t.end as usize) <= at);
+        tokens.get(i).is_some_and(|t| t.kind == TokenKind::StartTag && (t.start as usize) <= at).then_some(i)
+    })
 }
 
 /// A list of the page: an element (tokens `start..=end`) whose children repeat one kind.

@@ -367,6 +367,15 @@ pub fn is_modal(raw_tag: &str) -> bool {
         }
 }
 
+/// What a start tag of role `main` holds ([`is_main_role`]; `Role=` too).
+pub const MAIN_ROLE_NEEDLE: &[u8] = b"ole=";
+
+/// Does the start tag give itself WAI-ARIA's role `main` (the page's dominant content, as
+/// HTML's `<main>`)?
+pub fn is_main_role(raw_tag: &str) -> bool {
+    attr_value(raw_tag.as_bytes(), b"role").is_some_and(|v| v.eq_ignore_ascii_case(b"main"))
+}
+
 /// Does the start tag have an attribute of exactly this name (with or without a value)?
 /// Walks the attributes, so a name inside a value (`class="hidden-sm"`) does not count.
 fn has_attr(tag: &[u8], name: &[u8]) -> bool {
