@@ -41,8 +41,8 @@ pub struct ChooserArgs {
     #[arg(long, default_value_t = fit::BoostOptions::default().min_leaf)]
     min_leaf: usize,
     /// Also show the N dev pages where the best candidate beats the current choice most, and
-    /// the N where the chooser's switch (at `--margin`, else 0.1) loses most: F1 and the
-    /// features that differ.
+    /// the N where the chooser's switch (at `--margin`, else the built-in chooser's margin)
+    /// loses most: F1 and the features that differ.
     #[arg(long, default_value_t = 0)]
     explain: usize,
     /// Cut the `--train` pages into this many folds and take each fold's candidates from a
@@ -185,8 +185,9 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
             diff(p, *i)
         );
     }
-    // And the switches that lose at the stored margin (or 0.1): what the trees get wrong.
-    let margin = args.margin.unwrap_or(0.1);
+    // And the switches that lose at the stored margin (else the built-in chooser's): what the
+    // trees get wrong.
+    let margin = args.margin.or(article_pipeline::scoring::chooser::builtin().margin).unwrap_or_default();
     let mut losses: Vec<(f64, &fit::PageCandidates, usize)> = dev
         .iter()
         .map(|p| {

@@ -45,7 +45,26 @@ pub const FEATURE_NAMES: [&str; N_FEATURES] = [
 ];
 pub const N_FEATURES: usize = 22;
 /// The index of `in_furniture` in [`FEATURE_NAMES`].
-const IN_FURNITURE: usize = 9;
+const IN_FURNITURE: usize = feature_index("in_furniture");
+
+/// The index of a feature in [`FEATURE_NAMES`] (a compile error when there is none).
+const fn feature_index(name: &str) -> usize {
+    let mut i = 0;
+    while i < N_FEATURES {
+        let (a, b) = (FEATURE_NAMES[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut k = 0;
+            while k < a.len() && a[k] == b[k] {
+                k += 1;
+            }
+            if k == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("no such feature")
+}
 
 /// One node of a regression tree: a split (`feature`, `threshold`; values ≤ it go `left`) or,
 /// when `feature` is `None`, a leaf of value `value`.
