@@ -199,7 +199,8 @@ macro_rules! ids {
     };
 }
 
-const fn const_str_eq(a: &str, b: &str) -> bool {
+/// `a == b` where a `const fn` needs it (tables and indices built at compile time).
+pub const fn const_str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

@@ -51,15 +51,8 @@ const IN_FURNITURE: usize = feature_index("in_furniture");
 const fn feature_index(name: &str) -> usize {
     let mut i = 0;
     while i < N_FEATURES {
-        let (a, b) = (FEATURE_NAMES[i].as_bytes(), name.as_bytes());
-        if a.len() == b.len() {
-            let mut k = 0;
-            while k < a.len() && a[k] == b[k] {
-                k += 1;
-            }
-            if k == a.len() {
-                return i;
-            }
+        if crate::html::tags::const_str_eq(FEATURE_NAMES[i], name) {
+            return i;
         }
         i += 1;
     }

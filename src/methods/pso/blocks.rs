@@ -77,15 +77,8 @@ const IS_STRUCTURE: u8 = 32;
 const fn find_tag(name: &str) -> Option<usize> {
     let mut i = 1;
     while i < TAGS.len() {
-        let (a, b) = (TAGS[i].as_bytes(), name.as_bytes());
-        if a.len() == b.len() {
-            let mut j = 0;
-            while j < a.len() && a[j] == b[j] {
-                j += 1;
-            }
-            if j == a.len() {
-                return Some(i);
-            }
+        if crate::html::tags::const_str_eq(TAGS[i], name) {
+            return Some(i);
         }
         i += 1;
     }
