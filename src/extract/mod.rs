@@ -745,10 +745,14 @@ fn render_spans(
             || o.section_end_words > 0
         {
             let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
-            text::furniture_mask(page, slice, k, o.drop_boilerplate, o.drop_more_furniture);
-            if o.drop_hidden_microdata {
-                text::hidden_microdata_mask(page, slice, k);
-            }
+            text::furniture_and_microdata_mask(
+                page,
+                slice,
+                k,
+                o.drop_boilerplate,
+                o.drop_more_furniture,
+                o.drop_hidden_microdata,
+            );
             if o.drop_link_blocks {
                 text::link_block_mask(slice, k, 2, 0.6);
             }
