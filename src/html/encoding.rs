@@ -53,6 +53,11 @@ impl DecodeSink for String {
     }
 }
 
+/// The least room the decoder asks of its output beyond the bytes it still has to decode (a
+/// page buffer sized to the page's bytes plus this is never grown for UTF-8 and ASCII-heavy
+/// pages).
+pub const PAGE_SLACK: usize = 64;
+
 /// Streaming decoder: buffers up to `sniff_bytes`, decides once, then decodes every later
 /// chunk with replacement of malformed sequences (U+FFFD).
 pub struct StreamDecoder {
@@ -112,7 +117,7 @@ impl StreamDecoder {
         loop {
             // Room for the input as it stands (UTF-8 pages, ASCII-heavy ones in any encoding);
             // text that grows (U+FFFD, multi-byte characters) takes another turn of the loop.
-            let need = bytes.len().saturating_add(16).clamp(64, 1 << 20);
+            let need = bytes.len().saturating_add(16).clamp(PAGE_SLACK, 1 << 20);
             let Some(text) = out.text(need) else { return };
             text.reserve(need);
             let before = text.len();

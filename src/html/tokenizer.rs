@@ -445,8 +445,10 @@ impl<S: TokenSink> Tokenizer<S> {
     pub fn new(sink: S, options: TokenizerOptions) -> Self {
         let state = State {
             sink,
-            // Decoded UTF-8 is at most 3× the bytes of any legacy encoding; cap the guess.
-            page: String::with_capacity(options.size_hint.min(64 << 20)),
+            // Decoded UTF-8 is at most 3× the bytes of any legacy encoding; cap the guess. The
+            // decoder asks for a little room beyond the bytes left (`encoding::PAGE_SLACK`):
+            // without it, the last chunk of every page copied the whole page to grow it.
+            page: String::with_capacity(options.size_hint.min(64 << 20) + crate::html::encoding::PAGE_SLACK),
             lexer: if options.lenient_raw_text { Lexer::lenient() } else { Lexer::default() },
             retry_at: 0,
             text: None,
@@ -569,6 +571,23 @@ mod tests {
         for c in (0..CLASS_TABLE as u32 + 0x100).filter_map(char::from_u32) {
             assert_eq!(class_of(c), classify(c), "U+{:04X}", c as u32);
         }
+    }
+
+    /// A page whose size is known is decoded into one buffer, never grown (growing it copied
+    /// the whole page once more at its last chunk), whole or fed in chunks.
+    #[test]
+    fn a_page_of_known_size_is_decoded_without_growing_its_buffer() {
+        let html = format!("<html><body>{}</body></html>", "<p>Some words of text, é.</p>".repeat(4000));
+        let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+        assert_eq!(s.page.capacity(), html.len() + crate::html::encoding::PAGE_SLACK);
+        let options = TokenizerOptions { size_hint: html.len(), ..TokenizerOptions::default() };
+        let mut t = Tokenizer::new(Vec::new(), options);
+        for chunk in html.as_bytes().chunks(7000) {
+            t.write(chunk).unwrap();
+        }
+        let s = t.end().unwrap();
+        assert_eq!(s.page, html);
+        assert_eq!(s.page.capacity(), html.len() + crate::html::encoding::PAGE_SLACK);
     }
 
     /// Tokens rendered as `<p>`, `</p>`, words and symbols as written.
