@@ -150,7 +150,9 @@ pub const TAGS: &[&str] = &[
 ];
 
 /// Looks a tag name up, ASCII case-insensitively, without allocating: names are bucketed by
-/// (length, first letter), so a lookup compares against one or two candidates at most.
+/// (length, first letter), and the name, lower-cased into one integer, is compared with the
+/// bucket's names as integers (`h1` … `h6` share a bucket; comparing them byte by byte took
+/// 3 % of a page's instructions).
 pub fn tag_id(name: &[u8]) -> TagId {
     // Longest vocabulary name is 10 bytes; anything longer is unknown.
     if name.is_empty() || name.len() > 10 {
@@ -160,14 +162,34 @@ pub fn tag_id(name: &[u8]) -> TagId {
     if !first.is_ascii_lowercase() {
         return UNKNOWN;
     }
+    let mut buf = [0u8; 16];
+    buf[..name.len()].copy_from_slice(name);
+    buf.make_ascii_lowercase();
+    let key = u128::from_le_bytes(buf);
     let bucket = &BUCKETS[name.len()][(first - b'a') as usize];
     for &id in bucket.iter().take_while(|&&id| id != UNKNOWN) {
-        if TAGS[id as usize].as_bytes().eq_ignore_ascii_case(name) {
+        if PACKED[id as usize] == key {
             return id;
         }
     }
     UNKNOWN
 }
+
+/// Each vocabulary name as [`tag_id`] packs it (byte `i` at bits `8i..8i+8`).
+static PACKED: [u128; TAGS.len()] = {
+    let mut p = [0u128; TAGS.len()];
+    let mut i = 1;
+    while i < TAGS.len() {
+        let t = TAGS[i].as_bytes();
+        let mut j = 0;
+        while j < t.len() {
+            p[i] |= (t[j] as u128) << (8 * j);
+            j += 1;
+        }
+        i += 1;
+    }
+    p
+};
 
 /// Most names sharing a (length, first letter) bucket in [`TAGS`].
 const BUCKET_WIDTH: usize = 10;
@@ -364,6 +386,26 @@ mod tests {
         assert_eq!(tag_id(b""), UNKNOWN);
         for (i, t) in TAGS.iter().enumerate().skip(1) {
             assert_eq!(tag_id(t.as_bytes()) as usize, i);
+        }
+    }
+
+    proptest::proptest! {
+        /// The packed lookup finds what comparing every vocabulary name would, for names of
+        /// any case, length and bytes (digits, dashes, control bytes).
+        #[test]
+        fn lookup_equals_a_scan_of_the_vocabulary(name in proptest::collection::vec(proptest::prop_oneof![
+            proptest::sample::select(b"aAbBdDhHiIlLpPsStTvV1236-_:\x01\x11\xc3".to_vec()),
+            proptest::num::u8::ANY,
+        ], 0..12)) {
+            let scan = TAGS.iter().skip(1).position(|t| t.as_bytes().eq_ignore_ascii_case(&name)).map_or(UNKNOWN, |i| (i + 1) as TagId);
+            proptest::prop_assert_eq!(tag_id(&name), scan);
+        }
+
+        /// Every vocabulary name in any mix of cases.
+        #[test]
+        fn names_are_found_in_any_case(i in 1..TAGS.len(), upper in proptest::collection::vec(proptest::bool::ANY, 10)) {
+            let name: Vec<u8> = TAGS[i].bytes().zip(&upper).map(|(b, &u)| if u { b.to_ascii_uppercase() } else { b }).collect();
+            proptest::prop_assert_eq!(tag_id(&name) as usize, i);
         }
     }
 
