@@ -468,9 +468,9 @@ pub fn furniture_mask(page: &str, tokens: &[Token], keep: &mut [bool], boilerpla
 }
 
 /// [`furniture_mask`] and, with `hidden_microdata`, [`hidden_microdata_mask`] in one pass: an
-/// element either drops goes with its subtree, so one pass drops what the passes one after
-/// the other drop (proptest `furniture_and_microdata_in_one_pass_equal_two_passes`), for one
-/// walk of the span instead of two.
+/// element that either filter drops goes with its subtree, so one pass drops what the passes
+/// one after the other drop (proptest `furniture_and_microdata_in_one_pass_equal_two_passes`),
+/// for one walk of the span instead of two.
 pub fn furniture_and_microdata_mask(
     page: &str,
     tokens: &[Token],
