@@ -664,9 +664,13 @@ const SECTION_END: &[&str] = &[
 /// Prefixes of longer section-end headings (`"3 thoughts on “Title”"`, `"More from BBC"`).
 const SECTION_END_PREFIX: &[&str] = &["thoughts on ", "responses to ", "comments on ", "more from "];
 
+/// Words of the longest [`SECTION_END`] phrase: a block of more words is not one of them
+/// (numbers count as words: `"12 Comments"` is two).
+const SECTION_END_WORDS: usize = 7;
+
 /// Is `text` (normalised as for [`SECTION_END`]) a section-end heading of `words` words?
 fn is_section_end(text: &str, words: usize) -> bool {
-    (words <= 6 && SECTION_END.contains(&text))
+    (words <= SECTION_END_WORDS && SECTION_END.contains(&text))
         || (words <= 24 && SECTION_END_PREFIX.iter().any(|p| text.starts_with(p)))
 }
 
@@ -914,6 +918,16 @@ mod tests {
         // Words that merely contain a marker are not a heading.
         let html = format!("{body}<p>Related reading on the budget is long and useful to have here.</p>");
         assert!(masked(&html, cut(5)).contains("Related reading"));
+    }
+
+    /// Every listed phrase can match (the bound once was 6 words, and "the comments to this
+    /// entry are closed" has 7).
+    #[test]
+    fn every_section_end_phrase_is_reachable() {
+        for p in SECTION_END {
+            assert!(is_section_end(p, p.split(' ').count()), "{p}");
+        }
+        assert!(!is_section_end("comments", SECTION_END_WORDS + 1));
     }
 
     proptest::proptest! {
