@@ -164,57 +164,54 @@ const BOILERPLATE_NAMES: &[&str] = &[
 /// The value of attribute `name` (lower-case ASCII) in a raw start tag, if present; no
 /// allocation, as it runs on every start tag.
 pub(super) fn attr_value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    let (lo, up) = (name[0].to_ascii_lowercase(), name[0].to_ascii_uppercase());
-    let mut i = 1;
-    while i + name.len() < tag.len() {
-        // Only where the name's first letter is (most bytes of a tag are not).
-        match memchr::memchr2(lo, up, &tag[i..tag.len() - name.len()]) {
-            Some(o) => i += o,
-            None => return None,
+    // Only where the name's first letter is (most bytes of a tag are not), after whitespace
+    // and with room for `=` after it.
+    let names =
+        find_ignore_case(tag, name, 1).filter(|&i| i + name.len() < tag.len() && tag[i - 1].is_ascii_whitespace());
+    for i in names {
+        let mut j = i + name.len();
+        while j < tag.len() && tag[j].is_ascii_whitespace() {
+            j += 1;
         }
-        let at_name = tag[i - 1].is_ascii_whitespace() && tag[i..i + name.len()].eq_ignore_ascii_case(name);
-        if at_name {
-            let mut j = i + name.len();
+        if j < tag.len() && tag[j] == b'=' {
+            j += 1;
             while j < tag.len() && tag[j].is_ascii_whitespace() {
                 j += 1;
             }
-            if j < tag.len() && tag[j] == b'=' {
-                j += 1;
-                while j < tag.len() && tag[j].is_ascii_whitespace() {
-                    j += 1;
+            let (start, end) = match tag.get(j) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let end = memchr::memchr(q, &tag[j + 1..]).map_or(tag.len(), |e| j + 1 + e);
+                    (j + 1, end)
                 }
-                let (start, end) = match tag.get(j) {
-                    Some(&q @ (b'"' | b'\'')) => {
-                        let end = memchr::memchr(q, &tag[j + 1..]).map_or(tag.len(), |e| j + 1 + e);
-                        (j + 1, end)
-                    }
-                    _ => {
-                        let end = tag[j..]
-                            .iter()
-                            .position(|b| b.is_ascii_whitespace() || *b == b'>')
-                            .map_or(tag.len(), |e| j + e);
-                        (j, end)
-                    }
-                };
-                return Some(&tag[start..end]);
-            }
+                _ => {
+                    let end = tag[j..]
+                        .iter()
+                        .position(|b| b.is_ascii_whitespace() || *b == b'>')
+                        .map_or(tag.len(), |e| j + e);
+                    (j, end)
+                }
+            };
+            return Some(&tag[start..end]);
         }
-        i += 1;
     }
     None
 }
 
+/// Where the non-empty `needle` starts in `hay`, at or after `from`, ASCII case ignored:
+/// memchr finds the first byte's candidates (either case) many bytes at a time, and only those
+/// are compared (comparing every window cost a quarter of the span filters' time on pages of
+/// long tags).
+fn find_ignore_case<'a>(hay: &'a [u8], needle: &'a [u8], from: usize) -> impl Iterator<Item = usize> + 'a {
+    let (first, rest) = (needle[0], &needle[1..]);
+    let end = (hay.len() + 1).saturating_sub(needle.len());
+    let from = from.min(end);
+    memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), &hay[from..end])
+        .map(move |o| from + o)
+        .filter(move |&i| hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest))
+}
+
 fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else {
-        return true;
-    };
-    let Some(last_start) = hay.len().checked_sub(needle.len()) else {
-        return false;
-    };
-    // memchr finds the first byte's candidates (either case) many bytes at a time; comparing
-    // every window cost a quarter of the span filters' time on pages of long tags.
-    memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), &hay[..=last_start])
-        .any(|i| hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest))
+    needle.is_empty() || find_ignore_case(hay, needle, 0).next().is_some()
 }
 
 /// More furniture, screened later (session 7) on the current defaults: post footers
@@ -962,6 +959,19 @@ mod tests {
                 more_furniture_mask(p, t, k);
             });
             proptest::prop_assert_eq!(masked(&html, all_furniture_mask), two);
+        }
+
+        /// The memchr search finds every place comparing each window finds, whatever the case.
+        #[test]
+        fn find_ignore_case_equals_comparing_every_window(
+            hay in proptest::collection::vec(proptest::sample::select(b"iItTeEmM =\"x".to_vec()), 0..40),
+            needle in proptest::sample::select(vec![&b"item"[..], b"i", b"=\"", b"ItEmS"]),
+            from in 0usize..45,
+        ) {
+            let windows: Vec<usize> = (from..(hay.len() + 1).saturating_sub(needle.len()))
+                .filter(|&i| hay[i..i + needle.len()].eq_ignore_ascii_case(needle))
+                .collect();
+            proptest::prop_assert_eq!(find_ignore_case(&hay, needle, from).collect::<Vec<_>>(), windows);
         }
 
         /// The furniture lists and the hidden microdata in one pass drop what the passes one
