@@ -343,3 +343,61 @@ fn bad_site_memory_options_are_refused_before_anything_runs() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("site_memory.share"));
     assert!(!out.join("state.json").exists());
 }
+
+/// `pipeline eval` counts the pool first, then judges each page by its host's other pages: a
+/// host with enough of them loses its repeated box, and one with fewer is left as it is (eval
+/// does not even hash its blocks). At the default `--site-memory-pages 3`, the four pages of
+/// harbor-daily.test each see the box on three others; the three of valley-news.test see it
+/// on two.
+#[test]
+fn eval_applies_site_memory_from_the_pages_a_host_needs_and_not_below() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut manifest = String::new();
+    for (site, n_pages) in [(0, 4), (1, 3)] {
+        for n in 0..n_pages {
+            let id = format!("s{site}-{n}");
+            std::fs::write(dir.path().join(format!("{id}.html")), page(site, n)).unwrap();
+            let line = serde_json::json!({
+                "id": id, "dataset": "gen", "split": "dev", "html": format!("{id}.html"),
+                "url": format!("https://{}/news/story-{n}", SITES[site]),
+                "gold": {"text": format!("Paragraph 0 of story {n}")},
+            });
+            manifest.push_str(&format!("{line}\n"));
+        }
+    }
+    let m = dir.path().join("manifest.jsonl");
+    std::fs::write(&m, manifest).unwrap();
+    let texts = |pages: &str| {
+        let out = dir.path().join(format!("out{pages}"));
+        let o = pipeline(&[
+            "eval",
+            "--manifest",
+            m.to_str().unwrap(),
+            "--site-memory-pages",
+            pages,
+            "--out-dir",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut v: Vec<(String, String)> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let (with, without) = (texts("3"), texts("0"));
+    assert_eq!(with.len(), 7);
+    for ((id, a), (_, b)) in with.iter().zip(&without) {
+        assert!(b.contains("Morning Brief"), "{id}: the supervised model keeps the box");
+        if id.starts_with("s0-") {
+            assert!(!a.contains("Morning Brief"), "{id}: four pages of a host, the box stays:\n{a}");
+            assert!(a.contains("Paragraph 5 of story"), "{id} lost its article:\n{a}");
+        } else {
+            assert_eq!(a, b, "{id}: a host of three pages is judged without site memory");
+        }
+    }
+}

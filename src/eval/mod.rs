@@ -183,14 +183,26 @@ pub fn evaluate_with_site(
             .map(|e| {
                 // A page of the pool is in the counts: judge it by its template, without its
                 // own blocks. Another page is judged by the template its layout matches.
+                // A page whose host has fewer other pages counted than site memory needs can
+                // have no furniture: it is extracted without the memory, which spares hashing
+                // its blocks (the counts are complete already, unlike a crawl's). Output is
+                // the same; on aeb + wcxb dev, where hosts seldom repeat, that was 11 % of the
+                // extraction time.
                 let site = memory.as_ref().and_then(|(m, counted_in)| {
+                    let enough = |host: &str, own: u32| m.pages(host).saturating_sub(own) >= m.options().min_pages;
                     let lookup: Box<dyn SiteLookup> = match counted_in.get(e.id.as_str()) {
                         Some((host, slot)) => {
+                            if !enough(host, 1) {
+                                return None;
+                            }
                             let view = HostView::new(m.snapshot_counted(host, *slot), true);
                             Box::new(move |_: &[u64]| view.clone())
                         }
                         None => {
                             let host = site_key(e)?;
+                            if !enough(&host, 0) {
+                                return None;
+                            }
                             Box::new(move |sketch: &[u64]| HostView::new(m.snapshot(&host, sketch), false))
                         }
                     };
