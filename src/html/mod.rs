@@ -2,6 +2,7 @@
 //! tokenizer that turns page bytes into tags, words and symbols. Nothing here scores or
 //! extracts; see [`crate::scoring`] and [`crate::extract`].
 
+pub mod attrs;
 pub mod encoding;
 pub mod entities;
 pub mod lexer;

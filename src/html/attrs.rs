@@ -1,0 +1,129 @@
+//! The attributes of a raw start tag (`<div id=a class="b c">`), read in one walk without
+//! allocating: each name, and its value without quotes and with character references left as
+//! written. Names and values are split as the HTML tokenizer splits them (attribute name,
+//! before/after value states): a name ends at whitespace, `=`, `/` or `>`; a quoted value at its
+//! closing quote, wherever `>` or whitespace fall inside it; an unquoted one at whitespace or
+//! `>`. So `title="a class=b"` has no `class` attribute. Several modules read start tags after
+//! the stream (the span filters, the chooser's candidates, metadata); they share this walk.
+
+/// The attributes of a raw start tag, in order: `(name, value)`, the value `None` for a bare
+/// attribute (`<div hidden>`). Names keep their case.
+pub fn attrs(tag: &[u8]) -> Attrs<'_> {
+    // Past `<` and the tag name.
+    let i = tag.iter().position(|b| b.is_ascii_whitespace() || *b == b'/' || *b == b'>').unwrap_or(tag.len());
+    Attrs { tag, i }
+}
+
+/// The first attribute named `name` (ASCII case ignored): `Some(None)` when it has no value.
+pub fn attr<'a>(tag: &'a [u8], name: &[u8]) -> Option<Option<&'a [u8]>> {
+    attrs(tag).find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
+}
+
+/// Iterator of [`attrs`].
+#[derive(Debug, Clone)]
+pub struct Attrs<'a> {
+    tag: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Iterator for Attrs<'a> {
+    type Item = (&'a [u8], Option<&'a [u8]>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (tag, end) = (self.tag, self.tag.len());
+        let mut i = self.i;
+        loop {
+            while i < end && (tag[i].is_ascii_whitespace() || tag[i] == b'/') {
+                i += 1;
+            }
+            if i >= end || tag[i] == b'>' {
+                self.i = end;
+                return None;
+            }
+            let n = i;
+            while i < end && !tag[i].is_ascii_whitespace() && !matches!(tag[i], b'=' | b'>' | b'/') {
+                i += 1;
+            }
+            let name = &tag[n..i];
+            while i < end && tag[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            let mut value = None;
+            if i < end && tag[i] == b'=' {
+                i += 1;
+                while i < end && tag[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                value = Some(match tag.get(i) {
+                    Some(&q @ (b'"' | b'\'')) => {
+                        let vs = i + 1;
+                        let ve = memchr::memchr(q, &tag[vs..]).map_or(end, |o| vs + o);
+                        i = (ve + 1).min(end);
+                        &tag[vs..ve]
+                    }
+                    _ => {
+                        let vs = i;
+                        while i < end && !tag[i].is_ascii_whitespace() && tag[i] != b'>' {
+                            i += 1;
+                        }
+                        &tag[vs..i]
+                    }
+                });
+            }
+            // A lone `=` (`<p =x>`) names nothing: skip it as the walks before this one did.
+            if !name.is_empty() {
+                self.i = i;
+                return Some((name, value));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(tag: &str) -> Vec<(String, Option<String>)> {
+        attrs(tag.as_bytes())
+            .map(|(n, v)| {
+                let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                (s(n), v.map(s))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn names_and_values_as_the_tokenizer_splits_them() {
+        let o = |v: &str| Some(v.to_string());
+        assert_eq!(
+            all(r#"<div id=main CLASS = 'a b' hidden data-x="p>q r" title="x class=y"/>"#),
+            [
+                ("id".into(), o("main")),
+                ("CLASS".into(), o("a b")),
+                ("hidden".into(), None),
+                ("data-x".into(), o("p>q r")),
+                ("title".into(), o("x class=y")),
+            ]
+        );
+        assert_eq!(all("<p>"), []);
+        assert_eq!(all("<br/>"), []);
+        assert_eq!(all("<a href=\"unterminated"), [("href".into(), o("unterminated"))]);
+        assert_eq!(all("<p =x y>"), [("y".into(), None)]);
+        assert_eq!(attr(br#"<a title="x class=y" class=z>"#, b"class"), Some(Some(&b"z"[..])));
+        assert_eq!(attr(b"<div itemscope>", b"ITEMSCOPE"), Some(None));
+        assert_eq!(attr(b"<div>", b"class"), None);
+    }
+
+    proptest::proptest! {
+        /// Any bytes: the walk ends, every name is non-empty and every value lies in the tag.
+        #[test]
+        fn any_tag_is_walked_to_its_end(tag in proptest::collection::vec(proptest::sample::select(
+            b"<div =\"' \t/>aIc".to_vec()), 0..60)) {
+            let n = attrs(&tag).count();
+            proptest::prop_assert!(n <= tag.len());
+            for (name, _) in attrs(&tag) {
+                proptest::prop_assert!(!name.is_empty());
+            }
+        }
+    }
+}
