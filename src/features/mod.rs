@@ -274,52 +274,19 @@ impl TagStack {
 /// [`MAX_CLASS_WORDS`]. Scans the raw tag without allocating.
 pub fn class_words(tag: &[u8], out: &mut Vec<u64>) {
     let start = out.len();
-    let mut i = 1;
-    // Skip the tag name.
-    while i < tag.len() && !tag[i].is_ascii_whitespace() && tag[i] != b'>' && tag[i] != b'/' {
-        i += 1;
-    }
-    while i < tag.len() && out.len() - start < MAX_CLASS_WORDS {
-        while i < tag.len() && (tag[i].is_ascii_whitespace() || tag[i] == b'/') {
-            i += 1;
-        }
-        if i >= tag.len() || tag[i] == b'>' {
+    for (name, value) in crate::html::attrs::attrs(tag) {
+        if out.len() - start >= MAX_CLASS_WORDS {
             break;
         }
-        let ns = i;
-        while i < tag.len() && !tag[i].is_ascii_whitespace() && !matches!(tag[i], b'=' | b'>' | b'/') {
-            i += 1;
-        }
-        let name = &tag[ns..i];
-        while i < tag.len() && tag[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= tag.len() || tag[i] != b'=' {
+        let Some(v) = value else { continue };
+        if !match name.len() {
+            5 => name.eq_ignore_ascii_case(b"class"),
+            2 => name.eq_ignore_ascii_case(b"id"),
+            _ => false,
+        } {
             continue;
         }
-        i += 1;
-        while i < tag.len() && tag[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let (vs, ve) = match tag.get(i) {
-            Some(&q @ (b'"' | b'\'')) => {
-                let vs = i + 1;
-                let ve = memchr::memchr(q, &tag[vs..]).map_or(tag.len(), |o| vs + o);
-                i = (ve + 1).min(tag.len());
-                (vs, ve)
-            }
-            _ => {
-                let vs = i;
-                while i < tag.len() && !tag[i].is_ascii_whitespace() && tag[i] != b'>' {
-                    i += 1;
-                }
-                (vs, i)
-            }
-        };
-        if !(name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id")) {
-            continue;
-        }
-        for w in tag[vs..ve].split(|b| !b.is_ascii_alphanumeric()) {
+        for w in v.split(|b| !b.is_ascii_alphanumeric()) {
             if out.len() - start >= MAX_CLASS_WORDS {
                 break;
             }

@@ -1,13 +1,15 @@
 //! The attributes of a raw start tag (`<div id=a class="b c">`), read in one walk without
 //! allocating: each name, and its value without quotes and with character references left as
-//! written. Names and values are split as the HTML tokenizer splits them (attribute name,
-//! before/after value states): a name ends at whitespace, `=`, `/` or `>`; a quoted value at its
-//! closing quote, wherever `>` or whitespace fall inside it; an unquoted one at whitespace or
-//! `>`. So `title="a class=b"` has no `class` attribute. Several modules read start tags after
-//! the stream (the span filters, the chooser's candidates, metadata); they share this walk.
+//! written. Names and values are split as the HTML tokenizer splits them (§13.2.5.32–.39,
+//! attribute name and value states): a name ends at whitespace, `/`, `>` or an `=` past its
+//! first character; a quoted value at its closing quote, wherever `>` or whitespace fall
+//! inside it; an unquoted one at whitespace or `>`. So `title="a class=b"` has no `class`
+//! attribute. The lexer's foreign-content checks, the span filters, the features' id/class
+//! words and metadata read start tags after the tokenizer; they share this walk.
 
 /// The attributes of a raw start tag, in order: `(name, value)`, the value `None` for a bare
 /// attribute (`<div hidden>`). Names keep their case.
+#[inline]
 pub fn attrs(tag: &[u8]) -> Attrs<'_> {
     // Past `<` and the tag name.
     let i = tag.iter().position(|b| b.is_ascii_whitespace() || *b == b'/' || *b == b'>').unwrap_or(tag.len());
@@ -17,6 +19,16 @@ pub fn attrs(tag: &[u8]) -> Attrs<'_> {
 /// The first attribute named `name` (ASCII case ignored): `Some(None)` when it has no value.
 pub fn attr<'a>(tag: &'a [u8], name: &[u8]) -> Option<Option<&'a [u8]>> {
     attrs(tag).find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
+}
+
+/// [`attrs`] of a tag held as text. The walk splits only at ASCII bytes, so every name and
+/// value is a `str` of `tag`.
+pub fn str_attrs(tag: &str) -> impl Iterator<Item = (&str, Option<&str>)> {
+    let of = move |b: &[u8]| {
+        let at = b.as_ptr() as usize - tag.as_ptr() as usize;
+        tag.get(at..at + b.len()).unwrap_or_default()
+    };
+    attrs(tag.as_bytes()).map(move |(n, v)| (of(n), v.map(of)))
 }
 
 /// Iterator of [`attrs`].
@@ -29,53 +41,52 @@ pub struct Attrs<'a> {
 impl<'a> Iterator for Attrs<'a> {
     type Item = (&'a [u8], Option<&'a [u8]>);
 
+    // Inlined into each reader: the call cost as much as the walk of a short tag.
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         let (tag, end) = (self.tag, self.tag.len());
         let mut i = self.i;
-        loop {
-            while i < end && (tag[i].is_ascii_whitespace() || tag[i] == b'/') {
-                i += 1;
-            }
-            if i >= end || tag[i] == b'>' {
-                self.i = end;
-                return None;
-            }
-            let n = i;
-            while i < end && !tag[i].is_ascii_whitespace() && !matches!(tag[i], b'=' | b'>' | b'/') {
-                i += 1;
-            }
-            let name = &tag[n..i];
+        while i < end && (tag[i].is_ascii_whitespace() || tag[i] == b'/') {
+            i += 1;
+        }
+        if i >= end || tag[i] == b'>' {
+            self.i = end;
+            return None;
+        }
+        // The name's first character may be `=` (§13.2.5.32, before attribute name state).
+        let n = i;
+        i += 1;
+        while i < end && !tag[i].is_ascii_whitespace() && !matches!(tag[i], b'=' | b'>' | b'/') {
+            i += 1;
+        }
+        let name = &tag[n..i];
+        while i < end && tag[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let mut value = None;
+        if i < end && tag[i] == b'=' {
+            i += 1;
             while i < end && tag[i].is_ascii_whitespace() {
                 i += 1;
             }
-            let mut value = None;
-            if i < end && tag[i] == b'=' {
-                i += 1;
-                while i < end && tag[i].is_ascii_whitespace() {
-                    i += 1;
+            value = Some(match tag.get(i) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let vs = i + 1;
+                    let ve = memchr::memchr(q, &tag[vs..]).map_or(end, |o| vs + o);
+                    i = (ve + 1).min(end);
+                    &tag[vs..ve]
                 }
-                value = Some(match tag.get(i) {
-                    Some(&q @ (b'"' | b'\'')) => {
-                        let vs = i + 1;
-                        let ve = memchr::memchr(q, &tag[vs..]).map_or(end, |o| vs + o);
-                        i = (ve + 1).min(end);
-                        &tag[vs..ve]
+                _ => {
+                    let vs = i;
+                    while i < end && !tag[i].is_ascii_whitespace() && tag[i] != b'>' {
+                        i += 1;
                     }
-                    _ => {
-                        let vs = i;
-                        while i < end && !tag[i].is_ascii_whitespace() && tag[i] != b'>' {
-                            i += 1;
-                        }
-                        &tag[vs..i]
-                    }
-                });
-            }
-            // A lone `=` (`<p =x>`) names nothing: skip it as the walks before this one did.
-            if !name.is_empty() {
-                self.i = i;
-                return Some((name, value));
-            }
+                    &tag[vs..i]
+                }
+            });
         }
+        self.i = i;
+        Some((name, value))
     }
 }
 
@@ -108,10 +119,12 @@ mod tests {
         assert_eq!(all("<p>"), []);
         assert_eq!(all("<br/>"), []);
         assert_eq!(all("<a href=\"unterminated"), [("href".into(), o("unterminated"))]);
-        assert_eq!(all("<p =x y>"), [("y".into(), None)]);
+        assert_eq!(all("<p =x y>"), [("=x".into(), None), ("y".into(), None)]);
         assert_eq!(attr(br#"<a title="x class=y" class=z>"#, b"class"), Some(Some(&b"z"[..])));
         assert_eq!(attr(b"<div itemscope>", b"ITEMSCOPE"), Some(None));
         assert_eq!(attr(b"<div>", b"class"), None);
+        let t: Vec<_> = str_attrs("<p é=«x» title='ü ß'>").collect();
+        assert_eq!(t, [("é", Some("«x»")), ("title", Some("ü ß"))]);
     }
 
     proptest::proptest! {

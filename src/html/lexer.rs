@@ -19,6 +19,8 @@
 //! input has come (the tokenizer waits until the unlexed tail has doubled, so a huge
 //! unterminated comment costs linear time, not quadratic).
 
+use crate::html::attrs::attrs;
+
 /// How a text run was lexed. Script and raw text are code or unrendered markup, not words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextKind {
@@ -481,53 +483,6 @@ const LEAVE_FOREIGN: &[&[u8]] = &[
 const MATHML_TEXT_POINTS: &[&[u8]] = &[b"mi", b"mo", b"mn", b"ms", b"mtext"];
 const SVG_HTML_POINTS: &[&[u8]] = &[b"desc", b"title", b"foreignobject"];
 
-/// The attributes of a raw tag as (name, value) pairs, by the attribute states. Only the
-/// rare foreign-content checks need them, so this one allocates.
-fn attributes(tag: &[u8], name_end: usize) -> Vec<(&[u8], &[u8])> {
-    let mut out = Vec::new();
-    let mut i = name_end;
-    let end = tag.len();
-    loop {
-        while i < end && (is_ws(tag[i]) || tag[i] == b'/') {
-            i += 1;
-        }
-        if i >= end || tag[i] == b'>' {
-            return out;
-        }
-        let n = i;
-        i += 1;
-        while i < end && !is_ws(tag[i]) && !matches!(tag[i], b'=' | b'>' | b'/') {
-            i += 1;
-        }
-        let name = &tag[n..i];
-        while i < end && is_ws(tag[i]) {
-            i += 1;
-        }
-        let mut value: &[u8] = b"";
-        if i < end && tag[i] == b'=' {
-            i += 1;
-            while i < end && is_ws(tag[i]) {
-                i += 1;
-            }
-            match tag.get(i) {
-                Some(&q @ (b'"' | b'\'')) => {
-                    let e = memchr::memchr(q, &tag[i + 1..]).map_or(end, |o| i + 1 + o);
-                    value = &tag[i + 1..e];
-                    i = (e + 1).min(end);
-                }
-                _ => {
-                    let s = i;
-                    while i < end && !is_ws(tag[i]) && tag[i] != b'>' {
-                        i += 1;
-                    }
-                    value = &tag[s..i];
-                }
-            }
-        }
-        out.push((name, value));
-    }
-}
-
 impl Lexer {
     /// A lexer that recovers from broken markup as lenient parsers (libxml2, html5ever's
     /// tree builders in practice) do: an RCDATA or RAWTEXT element (`<title>`, `<textarea>`,
@@ -589,14 +544,15 @@ impl Lexer {
                     self.ns.push(Ns::Html);
                 }
             } else if name.eq_ignore_ascii_case(b"font") {
-                if attributes(tag, name_end).iter().any(|(n, _)| one_of(n, &[b"color", b"size", b"face"])) {
+                if attrs(tag).any(|(n, _)| one_of(n, &[b"color", b"size", b"face"])) {
                     self.leave_ns();
                 }
             } else if ns == Ns::MathMl
                 && !self_closing
                 && name.eq_ignore_ascii_case(b"annotation-xml")
-                && attributes(tag, name_end).iter().any(|(n, v)| {
-                    n.eq_ignore_ascii_case(b"encoding") && one_of(v, &[b"text/html", b"application/xhtml+xml"])
+                && attrs(tag).any(|(n, v)| {
+                    n.eq_ignore_ascii_case(b"encoding")
+                        && one_of(v.unwrap_or_default(), &[b"text/html", b"application/xhtml+xml"])
                 })
             {
                 self.ns.push(Ns::Html);

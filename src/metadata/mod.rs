@@ -557,63 +557,25 @@ fn tag_name(raw: &str) -> String {
 /// A start tag's attributes: (lower-cased name, value with character references decoded),
 /// borrowed from the tag where nothing had to change (most names and values).
 pub fn attributes(raw: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
-    let b = raw.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 1;
-    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' && b[i] != b'/' {
-        i += 1;
-    }
-    loop {
-        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b'/') {
-            i += 1;
-        }
-        if i >= b.len() || b[i] == b'>' {
-            break;
-        }
-        let ns = i;
-        while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'=' | b'>' | b'/') {
-            i += 1;
-        }
-        let name = &raw[ns..i];
-        let name = if name.bytes().any(|c| c.is_ascii_uppercase()) {
-            Cow::Owned(name.to_ascii_lowercase())
-        } else {
-            Cow::Borrowed(name)
-        };
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let mut value = Cow::Borrowed("");
-        if i < b.len() && b[i] == b'=' {
-            i += 1;
-            while i < b.len() && b[i].is_ascii_whitespace() {
-                i += 1;
-            }
-            let (vs, ve) = if i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
-                let q = b[i];
-                let vs = i + 1;
-                let ve = memchr::memchr(q, &b[vs..]).map_or(b.len(), |o| vs + o);
-                i = (ve + 1).min(b.len());
-                (vs, ve)
+    crate::html::attrs::str_attrs(raw)
+        .map(|(name, value)| {
+            let name = if name.bytes().any(|c| c.is_ascii_uppercase()) {
+                Cow::Owned(name.to_ascii_lowercase())
             } else {
-                let vs = i;
-                while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
-                    i += 1;
-                }
-                (vs, i)
+                Cow::Borrowed(name)
             };
-            value = Cow::Borrowed(&raw[vs..ve]);
-            if memchr::memchr(b'&', value.as_bytes()).is_some() {
-                let mut decoded = String::with_capacity(ve - vs);
-                entities::decode_into(&raw[vs..ve], &mut decoded);
-                value = Cow::Owned(decoded);
-            }
-        }
-        if !name.is_empty() {
-            out.push((name, value));
-        }
-    }
-    out
+            let value = match value {
+                None => Cow::Borrowed(""),
+                Some(v) if memchr::memchr(b'&', v.as_bytes()).is_some() => {
+                    let mut decoded = String::with_capacity(v.len());
+                    entities::decode_into(v, &mut decoded);
+                    Cow::Owned(decoded)
+                }
+                Some(v) => Cow::Borrowed(v),
+            };
+            (name, value)
+        })
+        .collect()
 }
 
 /// Text of an HTML fragment: tags dropped, references decoded, whitespace collapsed.
