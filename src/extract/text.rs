@@ -161,59 +161,6 @@ const BOILERPLATE_NAMES: &[&str] = &[
     "sign-up",
 ];
 
-/// The value of attribute `name` (lower-case ASCII) in a raw start tag, if present; no
-/// allocation, as it runs on every start tag.
-pub(super) fn attr_value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    // Only where the name's first letter is (most bytes of a tag are not), after whitespace
-    // and with room for `=` after it.
-    let names =
-        find_ignore_case(tag, name, 1).filter(|&i| i + name.len() < tag.len() && tag[i - 1].is_ascii_whitespace());
-    for i in names {
-        let mut j = i + name.len();
-        while j < tag.len() && tag[j].is_ascii_whitespace() {
-            j += 1;
-        }
-        if j < tag.len() && tag[j] == b'=' {
-            j += 1;
-            while j < tag.len() && tag[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            let (start, end) = match tag.get(j) {
-                Some(&q @ (b'"' | b'\'')) => {
-                    let end = memchr::memchr(q, &tag[j + 1..]).map_or(tag.len(), |e| j + 1 + e);
-                    (j + 1, end)
-                }
-                _ => {
-                    let end = tag[j..]
-                        .iter()
-                        .position(|b| b.is_ascii_whitespace() || *b == b'>')
-                        .map_or(tag.len(), |e| j + e);
-                    (j, end)
-                }
-            };
-            return Some(&tag[start..end]);
-        }
-    }
-    None
-}
-
-/// Where the non-empty `needle` starts in `hay`, at or after `from`, ASCII case ignored:
-/// memchr finds the first byte's candidates (either case) many bytes at a time, and only those
-/// are compared (comparing every window cost a quarter of the span filters' time on pages of
-/// long tags).
-fn find_ignore_case<'a>(hay: &'a [u8], needle: &'a [u8], from: usize) -> impl Iterator<Item = usize> + 'a {
-    let (first, rest) = (needle[0], &needle[1..]);
-    let end = (hay.len() + 1).saturating_sub(needle.len());
-    let from = from.min(end);
-    memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), &hay[from..end])
-        .map(move |o| from + o)
-        .filter(move |&i| hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest))
-}
-
-fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty() || find_ignore_case(hay, needle, 0).next().is_some()
-}
-
 /// More furniture, screened later (session 7) on the current defaults: post footers
 /// (`entry-footer`, `post-footer`: tags, "posted in", share counts), author boxes (`author-bio`,
 /// `author-box`) and `<aside>` elements (pull-outs, "more on this"). Each helped or kept every
@@ -374,7 +321,8 @@ impl<'a> SpanTag<'a> {
         }
         self.style.is_some_and(|v| {
             let squeezed: Vec<u8> = v.iter().filter(|b| !b.is_ascii_whitespace()).map(u8::to_ascii_lowercase).collect();
-            contains_ignore_case(&squeezed, b"display:none") || contains_ignore_case(&squeezed, b"visibility:hidden")
+            memchr::memmem::find(&squeezed, b"display:none").is_some()
+                || memchr::memmem::find(&squeezed, b"visibility:hidden").is_some()
         })
     }
 }
@@ -415,9 +363,9 @@ pub fn is_modal(raw_tag: &str) -> bool {
     let tag = raw_tag.as_bytes();
     tag.get(1..7).is_some_and(|n| n.eq_ignore_ascii_case(b"dialog"))
         && tag.get(7).is_none_or(|b| b.is_ascii_whitespace() || *b == b'>' || *b == b'/')
-        || match attr_value(tag, b"aria-modal") {
+        || match attrs::value(tag, b"aria-modal") {
             Some(v) => v.eq_ignore_ascii_case(b"true"),
-            None => attr_value(tag, b"role")
+            None => attrs::value(tag, b"role")
                 .is_some_and(|v| v.eq_ignore_ascii_case(b"dialog") || v.eq_ignore_ascii_case(b"alertdialog")),
         }
 }
@@ -428,7 +376,7 @@ pub const MAIN_ROLE_NEEDLE: &[u8] = b"ole=";
 /// Does the start tag give itself WAI-ARIA's role `main` (the page's dominant content, as
 /// HTML's `<main>`)?
 pub fn is_main_role(raw_tag: &str) -> bool {
-    attr_value(raw_tag.as_bytes(), b"role").is_some_and(|v| v.eq_ignore_ascii_case(b"main"))
+    attrs::value(raw_tag.as_bytes(), b"role").is_some_and(|v| v.eq_ignore_ascii_case(b"main"))
 }
 
 /// Is token `at` inside an element whose id/class names page furniture
@@ -1019,19 +967,6 @@ mod tests {
                 more_furniture_mask(p, t, k);
             });
             proptest::prop_assert_eq!(masked(&html, all_furniture_mask), two);
-        }
-
-        /// The memchr search finds every place comparing each window finds, whatever the case.
-        #[test]
-        fn find_ignore_case_equals_comparing_every_window(
-            hay in proptest::collection::vec(proptest::sample::select(b"iItTeEmM =\"x".to_vec()), 0..40),
-            needle in proptest::sample::select(vec![&b"item"[..], b"i", b"=\"", b"ItEmS"]),
-            from in 0usize..45,
-        ) {
-            let windows: Vec<usize> = (from..(hay.len() + 1).saturating_sub(needle.len()))
-                .filter(|&i| hay[i..i + needle.len()].eq_ignore_ascii_case(needle))
-                .collect();
-            proptest::prop_assert_eq!(find_ignore_case(&hay, needle, from).collect::<Vec<_>>(), windows);
         }
 
         /// The furniture lists and the hidden microdata in one pass drop what the passes one

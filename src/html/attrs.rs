@@ -21,6 +21,11 @@ pub fn attr<'a>(tag: &'a [u8], name: &[u8]) -> Option<Option<&'a [u8]>> {
     attrs(tag).find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
 }
 
+/// The value of the first attribute named `name` (ASCII case ignored) that has one.
+pub fn value<'a>(tag: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    attrs(tag).find_map(|(n, v)| v.filter(|_| n.eq_ignore_ascii_case(name)))
+}
+
 /// [`attrs`] of a tag held as text. The walk splits only at ASCII bytes, so every name and
 /// value is a `str` of `tag`.
 pub fn str_attrs(tag: &str) -> impl Iterator<Item = (&str, Option<&str>)> {
@@ -123,6 +128,8 @@ mod tests {
         assert_eq!(attr(br#"<a title="x class=y" class=z>"#, b"class"), Some(Some(&b"z"[..])));
         assert_eq!(attr(b"<div itemscope>", b"ITEMSCOPE"), Some(None));
         assert_eq!(attr(b"<div>", b"class"), None);
+        assert_eq!(value(b"<div role role=MAIN>", b"role"), Some(&b"MAIN"[..]));
+        assert_eq!(value(b"<div data-x=' role=main'>", b"role"), None);
         let t: Vec<_> = str_attrs("<p é=«x» title='ü ß'>").collect();
         assert_eq!(t, [("é", Some("«x»")), ("title", Some("ü ß"))]);
     }
