@@ -609,10 +609,12 @@ impl PageExtraction<'_> {
             };
             if let Some(i) = chooser.and_then(|(c, margin)| c.choose(cands.iter().map(|c| &c.features), margin)) {
                 // A list that renders to nothing (every item a link list the filters drop
-                // even so, or furniture) is no better than the span.
+                // even so, or furniture) is no better than the span; nor is one headed as the
+                // page's furniture ("Most popular posts", "Related stories"), which the
+                // section-end filter cuts from a span but which opens the list here.
                 let c = &cands[i];
                 let text = render_spans(page, tokens, &[(c.start, c.end)], &list_options(), dropped.as_deref());
-                if text::word_count(&text) > 0 {
+                if text::word_count(&text) > 0 && !text::opens_with_section_end(&text) {
                     best = Some(Segment { start: c.start, end: c.end, value: c.value });
                     chosen_list = Some(((c.start, c.end), text));
                     widened = None;
