@@ -5,7 +5,8 @@
 //! first character; a quoted value at its closing quote, wherever `>` or whitespace fall
 //! inside it; an unquoted one at whitespace or `>`. So `title="a class=b"` has no `class`
 //! attribute. The lexer's foreign-content checks, the span filters, the features' id/class
-//! words and metadata read start tags after the tokenizer; they share this walk.
+//! words, metadata and the bootstrap's site names read start tags after the tokenizer; they
+//! share this walk.
 
 /// The attributes of a raw start tag, in order: `(name, value)`, the value `None` for a bare
 /// attribute (`<div hidden>`). Names keep their case.
@@ -14,11 +15,6 @@ pub fn attrs(tag: &[u8]) -> Attrs<'_> {
     // Past `<` and the tag name.
     let i = tag.iter().position(|b| b.is_ascii_whitespace() || *b == b'/' || *b == b'>').unwrap_or(tag.len());
     Attrs { tag, i }
-}
-
-/// The first attribute named `name` (ASCII case ignored): `Some(None)` when it has no value.
-pub fn attr<'a>(tag: &'a [u8], name: &[u8]) -> Option<Option<&'a [u8]>> {
-    attrs(tag).find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
 }
 
 /// The value of the first attribute named `name` (ASCII case ignored) that has one.
@@ -125,9 +121,8 @@ mod tests {
         assert_eq!(all("<br/>"), []);
         assert_eq!(all("<a href=\"unterminated"), [("href".into(), o("unterminated"))]);
         assert_eq!(all("<p =x y>"), [("=x".into(), None), ("y".into(), None)]);
-        assert_eq!(attr(br#"<a title="x class=y" class=z>"#, b"class"), Some(Some(&b"z"[..])));
-        assert_eq!(attr(b"<div itemscope>", b"ITEMSCOPE"), Some(None));
-        assert_eq!(attr(b"<div>", b"class"), None);
+        assert_eq!(value(br#"<a title="x class=y" class=z>"#, b"class"), Some(&b"z"[..]));
+        assert_eq!(value(b"<div>", b"class"), None);
         assert_eq!(value(b"<div role role=MAIN>", b"role"), Some(&b"MAIN"[..]));
         assert_eq!(value(b"<div data-x=' role=main'>", b"role"), None);
         let t: Vec<_> = str_attrs("<p é=«x» title='ü ß'>").collect();

@@ -845,14 +845,9 @@ pub fn guess_source(html: &[u8]) -> Option<String> {
     let head = String::from_utf8_lossy(&html[..html.len().min(1 << 20)]);
     let lower = head.to_ascii_lowercase();
     let attr = |tag: &str, name: &str| -> Option<String> {
-        let at = tag.find(&format!("{name}="))? + name.len() + 1;
-        let rest = &tag[at..];
-        let q = rest.chars().next()?;
-        if q == '"' || q == '\'' {
-            rest[1..].split(q).next().map(str::to_string)
-        } else {
-            rest.split([' ', '>']).next().map(str::to_string)
-        }
+        crate::html::attrs::str_attrs(tag)
+            .find_map(|(n, v)| v.filter(|_| n.eq_ignore_ascii_case(name)))
+            .map(str::to_string)
     };
     let tags = |name: &str| -> Vec<(usize, usize)> {
         lower.match_indices(&format!("<{name}")).filter_map(|(i, _)| Some((i, i + lower[i..].find('>')?))).collect()
@@ -971,6 +966,12 @@ mod source_tests {
             Some("news.test")
         );
         assert_eq!(guess_source(b"<meta property='og:site_name' content='The Daily'>").as_deref(), Some("The Daily"));
+        // Attributes are read as attributes: `data-rel` is not `rel`.
+        assert_eq!(
+            guess_source(b"<link data-rel=canonical rel=alternate href=https://feed.test/><meta PROPERTY=\"og:site_name\" content=\"A, B\">")
+                .as_deref(),
+            Some("A, B")
+        );
         assert_eq!(
             guess_source(
                 b"<a href='https://a.test/1'>x</a><a href=\"https://b.test/\">y</a><a href=https://a.test/2>z</a>"
