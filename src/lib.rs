@@ -7,7 +7,8 @@
 //! - [`html`]: bytes → UTF-8 (BOM, HTTP charset, `<meta>`, chardetng) → a flat stream of start
 //!   tags, end tags, words and symbols with byte spans (our HTML5 lexer, checked against lol_html);
 //!   words become feature keys through [`html::normalize`] and the English Snowball stemmer
-//!   [`html::stem`] (on ASCII bytes, checked against rust-stemmers).
+//!   [`html::stem`] (on ASCII bytes, checked against rust-stemmers); a start tag's attributes
+//!   are read, by whoever needs them later, in the one walk of [`html::attrs`].
 //! - [`metadata`]: dates, language, authors, site name, canonical URL … noted during the same
 //!   token stream (JSON-LD, `<meta>`, `<time>`, URL, text near the headline).
 //! - [`features`]: the token features of the Naive Bayes model (trigrams, most-recent-unclosed
