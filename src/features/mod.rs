@@ -278,14 +278,9 @@ pub fn class_words(tag: &[u8], out: &mut Vec<u64>) {
         if out.len() - start >= MAX_CLASS_WORDS {
             break;
         }
-        let Some(v) = value else { continue };
-        if !match name.len() {
-            5 => name.eq_ignore_ascii_case(b"class"),
-            2 => name.eq_ignore_ascii_case(b"id"),
-            _ => false,
-        } {
+        let Some(v) = value.filter(|_| name.eq_ignore_ascii_case(b"class") || name.eq_ignore_ascii_case(b"id")) else {
             continue;
-        }
+        };
         for w in v.split(|b| !b.is_ascii_alphanumeric()) {
             if out.len() - start >= MAX_CLASS_WORDS {
                 break;
