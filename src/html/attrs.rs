@@ -130,7 +130,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Any bytes: the walk ends, every name is non-empty and every value lies in the tag.
+        /// Any bytes: the walk ends, each attribute takes at least one byte of the tag (no more
+        /// attributes than bytes), and no name is empty.
         #[test]
         fn any_tag_is_walked_to_its_end(tag in proptest::collection::vec(proptest::sample::select(
             b"<div =\"' \t/>aIc".to_vec()), 0..60)) {
