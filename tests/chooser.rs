@@ -1,6 +1,7 @@
 //! The span chooser end to end on generated pages: `pipeline chooser` fits trees on a train
 //! manifest (cross-fitted: each fold's candidates from a model fitted on the others), writes a
-//! file that reads back, and prints the margin table; the extractor with
+//! file that reads back, and prints the margin table (and, with `--draws`, the spread over fits
+//! on other partitions); the extractor with
 //! `--chooser-margin` runs on every page and keeps text of the page.
 
 mod common;
@@ -41,6 +42,32 @@ fn the_chooser_is_fitted_measured_and_used() {
     let c = article_pipeline::scoring::chooser::Chooser::from_json(&text).unwrap();
     assert_eq!(c.trees.len(), 5);
     assert!(c.trained_on.contains("cross-fitted in 2 folds"), "{}", c.trained_on);
+    // Two draws: the written fit and one on another partition (3 folds), their spread printed;
+    // the file is the first draw's, as without `--draws`.
+    let out = fit(&["--draws", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains("over 2 fits (cross-fitted in 2 to 3 folds)"), "{report}");
+    assert!(report.lines().any(|l| l.starts_with("margin 0.01:") && l.contains(" / ")), "{report}");
+    let once = std::fs::read(&out_file).unwrap();
+    assert!(fit(&[]).status.success());
+    assert_eq!(std::fs::read(&out_file).unwrap(), once);
+    // Other draws are other cross-fitting partitions: none without cross-fitting.
+    let o = pipeline(&[
+        "chooser",
+        "--train",
+        &m,
+        "--dev",
+        &m,
+        "--cross-fit",
+        "0",
+        "--draws",
+        "2",
+        "--out",
+        out_file.to_str().unwrap(),
+    ]);
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && log.contains("--draws"), "{log}");
     // With every span option off the extractor keeps no scores of its own: the candidates
     // are still collected (this found 0 pages before).
     let o = fit(&["--extra-span-ratio", "0", "--title-anchor-ratio", "0", "--furniture-escape-ratio", "0"]);

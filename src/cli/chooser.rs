@@ -51,6 +51,13 @@ pub struct ChooserArgs {
     /// For `--scorer nb`, whose model learned from the `--train` pages.
     #[arg(long, default_value_t = 5)]
     cross_fit: usize,
+    /// Also fit the chooser on N − 1 other partitions of the `--train` pages (cross-fitted in
+    /// `--cross-fit` + 1, + 2, … folds), each as valid a fit as the one written, and print
+    /// the lowest, mean and highest F1 of each dev dataset over the N fits at each margin. A
+    /// refit moves several dev pages (models/README.md, "Span chooser", session 33): a change
+    /// is worth trusting when it moves the scores by more than these do. Needs `--cross-fit`.
+    #[arg(long, default_value_t = 1)]
+    draws: usize,
     /// The margin stored in the file: the one the extractor uses when its `chooser_margin` is
     /// not set (the built-in chooser's is the one leave-one-dataset-out chose over the dev
     /// sets, models/README.md). Unset: none stored, the chooser is off unless a margin is given.
@@ -76,17 +83,31 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     let dev = dataset::read_manifests(&args.dev, Some("dev"))?;
     anyhow::ensure!(!dev.is_empty(), "no dev pages in --dev");
     let threads = args.extractor.threads;
-    let mut train = if args.cross_fit > 0 && !train.is_empty() {
+    anyhow::ensure!(args.draws >= 1, "--draws must be at least 1");
+    anyhow::ensure!(
+        args.draws == 1 || (args.cross_fit > 0 && !train.is_empty()),
+        "--draws fits on other cross-fitting partitions: it needs --train pages and --cross-fit"
+    );
+    let cross_fitted = args.cross_fit > 0 && !train.is_empty();
+    if cross_fitted {
         anyhow::ensure!(
             args.extractor.scorer == "nb",
             "--cross-fit refits Naive Bayes models: use --scorer nb or --cross-fit 0"
         );
-        let (model, _) = article_pipeline::methods::nb::read(args.extractor.model.as_deref())?;
-        fit::collect_cross_fitted(&model.header, extractor.options(), &train, args.cross_fit, threads)?
-    } else {
-        fit::collect(&extractor, &train, threads)?
+    }
+    // The training candidates with the `--train` pages cross-fitted in `folds` folds.
+    let all_pages = fit::collect(&extractor, &train_all, threads)?;
+    let candidates = |folds: usize| -> anyhow::Result<Vec<fit::PageCandidates>> {
+        let mut c = if cross_fitted {
+            let (model, _) = article_pipeline::methods::nb::read(args.extractor.model.as_deref())?;
+            fit::collect_cross_fitted(&model.header, extractor.options(), &train, folds, threads)?
+        } else {
+            fit::collect(&extractor, &train, threads)?
+        };
+        c.extend(all_pages.iter().cloned());
+        Ok(c)
     };
-    train.extend(fit::collect(&extractor, &train_all, threads)?);
+    let train_candidates = candidates(args.cross_fit)?;
     let boost = fit::BoostOptions {
         rounds: args.rounds,
         depth: args.depth,
@@ -106,7 +127,7 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
         sources.push_str(&format!(" (train pages cross-fitted in {} folds)", args.cross_fit));
     }
     anyhow::ensure!(args.margin.is_none_or(|m| (0.0..=1.0).contains(&m)), "--margin must be between 0 and 1");
-    let mut chooser = fit::fit(&train, &boost, &sources);
+    let mut chooser = fit::fit(&train_candidates, &boost, &sources);
     chooser.margin = args.margin;
     let json = serde_json::to_string(&chooser)?;
     std::fs::write(&args.out, format!("{json}\n")).with_context(|| format!("cannot write `{}`", args.out.display()))?;
@@ -128,6 +149,31 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
         row(format!("margin {m}"), s);
     }
     row("oracle".into(), &oracle);
+    if args.draws > 1 {
+        // The other draws: the same fit on other partitions of the train pages.
+        let mut draws: Vec<Vec<BTreeMap<String, f64>>> = vec![by_margin.iter().map(|(_, s)| s.clone()).collect()];
+        for d in 1..args.draws {
+            let c = fit::fit(&candidates(args.cross_fit + d)?, &boost, &sources);
+            draws.push(args.margins.iter().map(|&m| fit::scores(&dev, Some((&c, m)))).collect());
+        }
+        println!(
+            "over {} fits (cross-fitted in {} to {} folds): lowest / mean / highest",
+            args.draws,
+            args.cross_fit,
+            args.cross_fit + args.draws - 1
+        );
+        for (i, m) in args.margins.iter().enumerate() {
+            let cells: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    let v: Vec<f64> = draws.iter().map(|d| d[i][*n]).collect();
+                    let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+                    format!("  {n} {lo:.3} / {:.3} / {hi:.3}", v.iter().sum::<f64>() / v.len() as f64)
+                })
+                .collect();
+            println!("margin {m}:{}", cells.join(""));
+        }
+    }
     // Leave one dataset out: the margin best on the others (pooled over their pages' sets as
     // the mean of their F1), scored on the one left out; 0 (off) is a candidate too.
     let mut folds = Vec::new();
