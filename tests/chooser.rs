@@ -52,6 +52,17 @@ fn the_chooser_is_fitted_measured_and_used() {
     let once = std::fs::read(&out_file).unwrap();
     assert!(fit(&[]).status.success());
     assert_eq!(std::fs::read(&out_file).unwrap(), once);
+    // `--average` writes their mean: both fits' trees, each leaf halved.
+    assert!(fit(&["--draws", "2", "--average"]).status.success());
+    let avg =
+        article_pipeline::scoring::chooser::Chooser::from_json(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    assert_eq!(avg.trees.len(), 10);
+    assert!(avg.trained_on.contains("cross-fitted in 2 to 3 folds, 2 fits averaged"), "{}", avg.trained_on);
+    let first = article_pipeline::scoring::chooser::Chooser::from_json(std::str::from_utf8(&once).unwrap()).unwrap();
+    assert_eq!(avg.trees[0][0].feature, first.trees[0][0].feature);
+    for (a, b) in avg.trees[0].iter().zip(&first.trees[0]) {
+        assert!((a.value - b.value / 2.0).abs() < 1e-12);
+    }
     // Other draws are other cross-fitting partitions: none without cross-fitting.
     let o = pipeline(&[
         "chooser",

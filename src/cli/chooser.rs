@@ -58,6 +58,10 @@ pub struct ChooserArgs {
     /// is worth trusting when it moves the scores by more than these do. Needs `--cross-fit`.
     #[arg(long, default_value_t = 1)]
     draws: usize,
+    /// With `--draws`: write the average of the N fits (their trees together, each leaf
+    /// divided by N) instead of the first: the mean of the draws rather than one of them.
+    #[arg(long, requires = "draws")]
+    average: bool,
     /// The margin stored in the file: the one the extractor uses when its `chooser_margin` is
     /// not set (the built-in chooser's is the one leave-one-dataset-out chose over the dev
     /// sets, models/README.md). Unset: none stored, the chooser is off unless a margin is given.
@@ -127,7 +131,24 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
         sources.push_str(&format!(" (train pages cross-fitted in {} folds)", args.cross_fit));
     }
     anyhow::ensure!(args.margin.is_none_or(|m| (0.0..=1.0).contains(&m)), "--margin must be between 0 and 1");
-    let mut chooser = fit::fit(&train_candidates, &boost, &sources);
+    let mut fits = vec![fit::fit(&train_candidates, &boost, &sources)];
+    for d in 1..args.draws {
+        fits.push(fit::fit(&candidates(args.cross_fit + d)?, &boost, &sources));
+    }
+    let mut chooser = if args.average && fits.len() > 1 {
+        let trained_on = fits[0].trained_on.replace(
+            &format!("cross-fitted in {} folds", args.cross_fit),
+            &format!(
+                "cross-fitted in {} to {} folds, {} fits averaged",
+                args.cross_fit,
+                args.cross_fit + args.draws - 1,
+                args.draws
+            ),
+        );
+        article_pipeline::scoring::chooser::Chooser::average(&fits, trained_on)
+    } else {
+        fits[0].clone()
+    };
     chooser.margin = args.margin;
     let json = serde_json::to_string(&chooser)?;
     std::fs::write(&args.out, format!("{json}\n")).with_context(|| format!("cannot write `{}`", args.out.display()))?;
@@ -151,11 +172,8 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     row("oracle".into(), &oracle);
     if args.draws > 1 {
         // The other draws: the same fit on other partitions of the train pages.
-        let mut draws: Vec<Vec<BTreeMap<String, f64>>> = vec![by_margin.iter().map(|(_, s)| s.clone()).collect()];
-        for d in 1..args.draws {
-            let c = fit::fit(&candidates(args.cross_fit + d)?, &boost, &sources);
-            draws.push(args.margins.iter().map(|&m| fit::scores(&dev, Some((&c, m)))).collect());
-        }
+        let draws: Vec<Vec<BTreeMap<String, f64>>> =
+            fits.iter().map(|c| args.margins.iter().map(|&m| fit::scores(&dev, Some((c, m)))).collect()).collect();
         println!(
             "over {} fits (cross-fitted in {} to {} folds): lowest / mean / highest",
             args.draws,

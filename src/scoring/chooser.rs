@@ -224,6 +224,19 @@ impl Chooser {
         Chooser { features, base, trees, trained_on, margin: None, flat }
     }
 
+    /// The mean of several fits' predictions, as one chooser: every fit's trees, their leaves
+    /// divided by the number of fits, and the mean of their bases.
+    pub fn average(fits: &[Chooser], trained_on: String) -> Chooser {
+        let k = fits.len().max(1) as f64;
+        let base = fits.iter().map(|c| c.base).sum::<f64>() / k;
+        let trees = fits
+            .iter()
+            .flat_map(|c| &c.trees)
+            .map(|t| t.iter().map(|n| Node { value: n.value / k, ..n.clone() }).collect())
+            .collect();
+        Chooser::new(base, trees, trained_on)
+    }
+
     pub fn from_json(text: &str) -> Result<Self, ChooserError> {
         Chooser::try_from(serde_json::from_str::<ChooserFile>(text)?)
     }
