@@ -101,9 +101,10 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     }
     // The training candidates with the `--train` pages cross-fitted in `folds` folds.
     let all_pages = fit::collect(&extractor, &train_all, threads)?;
+    let recipe =
+        if cross_fitted { Some(article_pipeline::methods::nb::read(args.extractor.model.as_deref())?.0) } else { None };
     let candidates = |folds: usize| -> anyhow::Result<Vec<fit::PageCandidates>> {
-        let mut c = if cross_fitted {
-            let (model, _) = article_pipeline::methods::nb::read(args.extractor.model.as_deref())?;
+        let mut c = if let Some(model) = &recipe {
             fit::collect_cross_fitted(&model.header, extractor.options(), &train, folds, threads)?
         } else {
             fit::collect(&extractor, &train, threads)?
