@@ -1422,6 +1422,19 @@ mod tests {
         );
         let got = text(&html, ExtractOptions::default());
         assert!(got.contains("first0") && got.contains("second29") && !got.contains("unmanaged"), "{got}");
+        // A short post and, hidden until a comment is sent, a long notice named a dialog
+        // (dragnet-0638: the notice was the output).
+        let html = format!(
+            "<html><body><h1>Post</h1><p>{}.</p><form><textarea></textarea></form>\
+             <div id=\"dialog\" style=\"display: none\"><p>{}.</p><p>{}.</p></div></body></html>",
+            words("post", 25),
+            words("notice", 80),
+            words("rules", 80)
+        );
+        let got = text(&html, ExtractOptions::default());
+        assert!(got.contains("post0") && !got.contains("notice0") && !got.contains("rules0"), "{got}");
+        let kept = text(&html, ExtractOptions { drop_modals: false, ..ExtractOptions::default() });
+        assert!(kept.contains("notice0"), "{kept}");
     }
 
     #[test]

@@ -313,9 +313,12 @@ impl<'a> SpanTag<'a> {
 
     /// [`is_hidden_microdata`].
     fn hidden_microdata(&self) -> bool {
-        if !self.item {
-            return false;
-        }
+        self.item && self.is_hidden()
+    }
+
+    /// Hidden from every reader: the `hidden` attribute, or an inline `display: none` /
+    /// `visibility: hidden`.
+    fn is_hidden(&self) -> bool {
         if self.hidden {
             return true;
         }
@@ -353,7 +356,8 @@ pub fn is_hidden_microdata(raw_tag: &str) -> bool {
 pub const MODAL_NEEDLES: &[&[u8]] = &[b"dialog"];
 
 /// Does the start tag open a modal dialog: a `<dialog>`, an element of role `dialog` or
-/// `alertdialog`, or one with `aria-modal="true"` (WAI-ARIA 1.2)? A page's cookie and newsletter
+/// `alertdialog`, one with `aria-modal="true"` (WAI-ARIA 1.2), or a hidden element named a
+/// dialog (`is_hidden_dialog`)? A page's cookie and newsletter
 /// boxes, its login form and the refund and privacy policies a shop's footer opens are served
 /// in the markup of every page as modals, hidden until asked for; they are never the article.
 /// The extractor asks only start tags holding one of [`MODAL_NEEDLES`] (lower case on every
@@ -368,6 +372,20 @@ pub fn is_modal(raw_tag: &str) -> bool {
             None => attrs::value(tag, b"role")
                 .is_some_and(|v| v.eq_ignore_ascii_case(b"dialog") || v.eq_ignore_ascii_case(b"alertdialog")),
         }
+        || is_hidden_dialog(raw_tag)
+}
+
+/// A hidden element whose id or class names a dialog (jQuery UI's `<div id="dialog"
+/// style="display:none">`, a `modal__dialog` with `hidden`): a modal in all but its role.
+/// "dialogue" (a conversation) is not one.
+fn is_hidden_dialog(raw_tag: &str) -> bool {
+    let t = SpanTag::read(raw_tag);
+    let names = |v: &[u8]| {
+        v.windows(6).enumerate().any(|(i, w)| {
+            w.eq_ignore_ascii_case(b"dialog") && !v.get(i + 6..i + 8).is_some_and(|ue| ue.eq_ignore_ascii_case(b"ue"))
+        })
+    };
+    [t.id, t.class].into_iter().flatten().any(names) && t.is_hidden()
 }
 
 /// What a start tag of role `main` holds ([`is_main_role`]; `Role=` too).
@@ -907,6 +925,14 @@ mod tests {
             ("<a href=\"/dialog\" title=\"aria-modal\">", false),
             ("<dialogue-box>", false),
             ("<div role=\"dialogue\">", false),
+            // Hidden and named a dialog: jQuery UI's and many a theme's modals, before a script
+            // gives them a role.
+            ("<div id=\"dialog\" style=\"display:none\" title=\"Please log in\">", true),
+            ("<div class=\"modal__dialog\" hidden>", true),
+            ("<div id='comment-dialog' style='DISPLAY: None;'>", true),
+            // A hidden transcript is a dialogue; a hidden tab is no dialog.
+            ("<div class=\"dialogue-transcript\" style=\"display:none\">", false),
+            ("<div class=\"tab-panel\" style=\"display:none\">", false),
         ] {
             assert_eq!(is_modal(tag), modal, "{tag}");
         }
