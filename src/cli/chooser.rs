@@ -128,7 +128,14 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     };
     let sources: Vec<String> = args.train.iter().chain(&args.train_all).map(name).collect();
     let mut sources = sources.join(" + ");
-    if args.cross_fit > 0 && !args.train.is_empty() {
+    let averaged = args.average && args.draws > 1;
+    if cross_fitted && averaged {
+        let last = args.cross_fit + args.draws - 1;
+        sources.push_str(&format!(
+            " (train pages cross-fitted in {} to {last} folds, {} fits averaged)",
+            args.cross_fit, args.draws
+        ));
+    } else if cross_fitted {
         sources.push_str(&format!(" (train pages cross-fitted in {} folds)", args.cross_fit));
     }
     anyhow::ensure!(args.margin.is_none_or(|m| (0.0..=1.0).contains(&m)), "--margin must be between 0 and 1");
@@ -136,17 +143,8 @@ pub fn exec(args: ChooserArgs) -> anyhow::Result<Outcome> {
     for d in 1..args.draws {
         fits.push(fit::fit(&candidates(args.cross_fit + d)?, &boost, &sources));
     }
-    let mut chooser = if args.average && fits.len() > 1 {
-        let trained_on = fits[0].trained_on.replace(
-            &format!("cross-fitted in {} folds", args.cross_fit),
-            &format!(
-                "cross-fitted in {} to {} folds, {} fits averaged",
-                args.cross_fit,
-                args.cross_fit + args.draws - 1,
-                args.draws
-            ),
-        );
-        article_pipeline::scoring::chooser::Chooser::average(&fits, trained_on)
+    let mut chooser = if averaged {
+        article_pipeline::scoring::chooser::Chooser::average(&fits, fits[0].trained_on.clone())
     } else {
         fits[0].clone()
     };
