@@ -132,7 +132,7 @@ fn a_model_trained_with_its_chooser_carries_it_and_extraction_uses_it() {
     assert_eq!(train(&path("b.nbm")), bytes, "the same model and chooser on every run");
     let mut model = NbModel::from_bytes(&bytes).unwrap();
     let c = model.header.chooser.clone().expect("the model file holds its chooser");
-    assert_eq!(c.trees.len(), 300);
+    assert_eq!(c.trees.len(), article_pipeline::eval::chooser::BoostOptions::default().rounds);
     assert!(c.trained_on.contains("cross-fitted in 2 folds"), "{}", c.trained_on);
     assert!(c.margin.is_some_and(|m| (0.0..=1.0).contains(&m)), "{:?}", c.margin);
 

@@ -31,7 +31,7 @@ pub struct ChooserArgs {
     /// Boosting rounds (trees).
     #[arg(long, default_value_t = fit::BoostOptions::default().rounds)]
     rounds: usize,
-    /// Depth of each tree.
+    /// Depth of each tree (1: stumps, an additive model; models/README.md, "Span chooser").
     #[arg(long, default_value_t = fit::BoostOptions::default().depth)]
     depth: usize,
     /// Shrinkage of each tree's leaves.

@@ -2,9 +2,10 @@
 //! differences between a candidate's features ([`crate::extract::candidates`]) and the
 //! current choice's predict how much better (shingle F1) the candidate would be; the extractor
 //! takes the best candidate when its predicted gain passes its `chooser_margin`. Trees, not a
-//! linear model: whether a list is a listing's grid, a sidebar or a comment thread depends on
-//! its features together (its link share, its place after the headline, its furniture, how
-//! much of the page it holds).
+//! linear model: a feature's effect is a step function of it (a link share of 0.6 marks a link
+//! list, 0.3 does not). The built-in chooser's trees are stumps, so the effects add up; trees
+//! of any depth are read, and `pipeline chooser --depth` fits deeper ones, which let features
+//! act together but, on 1,087 training pages, also fit the draw (models/README.md, session 34).
 //!
 //! A chooser is fitted for one scorer's choices: `pipeline chooser` fits the built-in one
 //! (`models/chooser.json`, on the shippable training pages wcxb train and aeb) for the
@@ -100,7 +101,7 @@ pub struct Chooser {
     flat: Flat,
 }
 
-/// The trees in one array of small nodes: the chooser walks 16 candidates × 300 trees on every
+/// The trees in one array of small nodes: the chooser walks 16 candidates × 600 stumps on every
 /// page, and nodes of 48 bytes scattered over 300 vectors made it a sixth of `nb`'s time.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Flat {
