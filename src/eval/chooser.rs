@@ -329,8 +329,8 @@ fn best_candidate(p: &PageCandidates) -> &PageMetrics {
 mod tests {
     use super::*;
 
-    /// Pages whose second candidate has features 1 and 2 set to (a, b) and scores `f1(a, b)`
-    /// (rounded to 0.1 or 0.9; the current choice scores 0.1).
+    /// Pages whose second candidate has features 1 and 2 set to (a, b) and renders the whole
+    /// gold text when `f1(a, b)` is above 0.5, nothing otherwise (the current choice: nothing).
     fn pages_of(f1: impl Fn(f64, f64) -> f64) -> Vec<PageCandidates> {
         let mut pages = Vec::new();
         for k in 0..400 {
