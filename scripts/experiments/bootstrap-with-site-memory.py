@@ -8,56 +8,104 @@ site memory), and the model `pipeline bootstrap --iterations N [FLAGS]` writes, 
 memory. Rows: big9 dev with the pool = the scored pages (pooled and per site); big9 held-out
 years (each year scored, the pool = the other three years, as site memory's pool too); the
 dragnet dev pages of the sites with at least 5 pages in dev + train (the pool); both together.
+The pools, the pooling and the evaluation runs are those of `scripts/site-memory-eval.py`.
 
 Usage: scripts/experiments/bootstrap-with-site-memory.py N [BOOTSTRAP FLAGS...]
        (from the repository root, after `cargo build --release`; datasets in target/datasets)
 """
-import json, os, subprocess, sys, tempfile, collections
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from manifests import read_manifest, write_manifest
-BIN='target/release/pipeline'; DS='target/datasets'
-ITER=sys.argv[1]; EXTRA=sys.argv[2:]
-work=tempfile.mkdtemp(prefix='bootsm-')
-def pooled(rows):
-    rows=list(rows); p=sum(r['sh_p'] or 0 for r in rows)/len(rows); r_=sum(r['sh_r'] or 0 for r in rows)/len(rows)
-    return 2*p*r_/(p+r_) if p+r_ else 0
-def ev(manifest, extra, split='dev'):
-    pp=os.path.join(work,'pp.jsonl')
-    subprocess.run([BIN,'eval','--manifest',manifest,'--split',split,'--threads','2','--per-page',pp]+extra,check=True,capture_output=True)
-    return {r['id']:r for r in map(json.loads,open(pp))}
-def boot(pool, name):
-    out=os.path.join(work,name+'.nbm')
-    cmd=[BIN,'bootstrap','--unlabeled',pool,'--out',out]+(['--iterations',ITER] if ITER!='0' else [])+EXTRA
-    p=subprocess.run(cmd,capture_output=True,text=True,check=True)
-    ad=[l for l in p.stderr.splitlines()+p.stdout.splitlines() if l.startswith('adapted for') or 'no source' in l or 'keeps the supervised' in l]
-    return out, (ad[0][:90] if ad else '')
-b9d=os.path.join(DS,'big9'); big9=[r for r in read_manifest(b9d+'/manifest.jsonl') if r['split']=='dev']
-whole=os.path.join(work,'big9dev.jsonl'); write_manifest(big9,b9d,whole)
-m,ad=boot(whole,'b9'); print('big9 pool=scored:',ad)
-res={'sup':ev(whole,['--site-memory-pages','0']),'sm':ev(whole,[]),'boot':ev(whole,['--model',m])}
-print('  pooled sup %.4f sm %.4f boot+sm %.4f'%tuple(pooled(res[k].values()) for k in ('sup','sm','boot')))
-for s in sorted({r['site'] for r in big9}):
-    ids=[r['id'] for r in big9 if r['site']==s]
-    print('   ',s,' '.join('%.4f'%pooled(res[k][i] for i in ids) for k in ('sup','sm','boot')))
-held={'sup':{},'sm':{},'boot':{}}
-for y in sorted({r['year'] for r in big9}):
-    sc=os.path.join(work,f'y{y}.jsonl'); pl=os.path.join(work,f'n{y}.jsonl')
-    write_manifest([r for r in big9 if r['year']==y],b9d,sc); write_manifest([r for r in big9 if r['year']!=y],b9d,pl)
-    m,ad=boot(pl,f'n{y}'); print('  held',y,ad)
-    held['sup'].update(ev(sc,['--site-memory-pages','0'])); held['sm'].update(ev(sc,['--site-memory-pool',pl])); held['boot'].update(ev(sc,['--site-memory-pool',pl,'--model',m]))
-print('big9 held-out years pooled sup %.4f sm %.4f boot+sm %.4f'%tuple(pooled(held[k].values()) for k in ('sup','sm','boot')))
-worst=min((pooled(held['boot'][r['id']] for r in big9 if (r['site'],r['year'])==sy)-pooled(held['sup'][r['id']] for r in big9 if (r['site'],r['year'])==sy),sy) for sy in {(r['site'],r['year']) for r in big9})
-print('  worst site-year boot+sm vs sup %+.4f %s'%worst)
-dd=os.path.join(DS,'dragnet'); dn=read_manifest(dd+'/manifest.jsonl')
-site=lambda r: r.get('site') or None
-cnt=collections.Counter(site(r) for r in dn)
-poolrows=[r for r in dn if site(r) and cnt[site(r)]>=5]
-dev=[r['id'] for r in poolrows if r['split']=='dev']
-pl=os.path.join(work,'dnpool.jsonl'); write_manifest(poolrows,dd,pl)
-m,ad=boot(pl,'dn'); print('dragnet:',ad)
-full=os.path.join(dd,'manifest.jsonl')
-dres={'sup':ev(full,['--site-memory-pages','0']),'sm':ev(full,[]),'boot':ev(full,['--model',m])}
-print('dragnet sites (%d pages) sup %.4f sm %.4f boot+sm %.4f'%((len(dev),)+tuple(pooled(dres[k][i] for i in dev) for k in ('sup','sm','boot'))))
-print('dragnet all dev sup %.4f sm %.4f boot+sm %.4f'%tuple(pooled(dres[k].values()) for k in ('sup','sm','boot')))
-both={k:list(res[k].values())+[dres[k][i] for i in dev] for k in res}
-print('big9+dragnet sites sup %.4f sm %.4f boot+sm %.4f'%tuple(pooled(both[k]) for k in ('sup','sm','boot')))
+import collections
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, SCRIPTS)
+from manifests import read_manifest, write_manifest  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("site_memory_eval", os.path.join(SCRIPTS, "site-memory-eval.py"))
+sme = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sme)
+
+BIN = "target/release/pipeline"
+DS = "target/datasets"
+OFF = ["--site-memory-pages", "0"]
+COLUMNS = ("supervised", "site memory", "bootstrap + site memory")
+
+
+def bootstrap(pool, out, iterations, flags):
+    """The model `pipeline bootstrap` writes for the unlabelled `pool`, and its verdict line."""
+    cmd = [BIN, "bootstrap", "--unlabeled", pool, "--out", out] + (["--iterations", iterations] if iterations != "0" else [])
+    p = subprocess.run(cmd + flags, capture_output=True, text=True, check=True)
+    verdict = [line for line in (p.stderr + p.stdout).splitlines() if line.startswith("adapted for")]
+    return out, (verdict[0][:100] if verdict else "the supervised model kept")
+
+
+def row(name, results, ids=None):
+    f = [sme.pooled([results[c][i] for i in (ids if ids is not None else results[c])]) for c in COLUMNS]
+    print(f"{name}: " + " -> ".join(f"{x:.4f}" for x in f))
+
+
+def main():
+    iterations, flags = sys.argv[1], sys.argv[2:]
+    work = tempfile.mkdtemp(prefix="bootstrap-with-site-memory-")
+
+    b9d = os.path.join(DS, "big9")
+    big9 = [r for r in read_manifest(os.path.join(b9d, "manifest.jsonl")) if r["split"] == "dev"]
+    whole = os.path.join(work, "big9-dev.jsonl")
+    write_manifest(big9, b9d, whole)
+    model, verdict = bootstrap(whole, os.path.join(work, "big9.nbm"), iterations, flags)
+    print(f"big9, pool = the scored pages ({verdict})")
+    res = {
+        "supervised": sme.run_eval(BIN, whole, OFF),
+        "site memory": sme.run_eval(BIN, whole, []),
+        "bootstrap + site memory": sme.run_eval(BIN, whole, ["--model", model]),
+    }
+    row("  pooled (" + ", ".join(COLUMNS) + ")", res)
+    for s in sorted({r["site"] for r in big9}):
+        row(f"    {s}", res, [r["id"] for r in big9 if r["site"] == s])
+
+    held = {c: {} for c in COLUMNS}
+    for y in sorted({r["year"] for r in big9}):
+        scored, pool = os.path.join(work, f"big9-{y}.jsonl"), os.path.join(work, f"big9-not-{y}.jsonl")
+        write_manifest([r for r in big9 if r["year"] == y], b9d, scored)
+        write_manifest([r for r in big9 if r["year"] != y], b9d, pool)
+        model, verdict = bootstrap(pool, os.path.join(work, f"big9-not-{y}.nbm"), iterations, flags)
+        print(f"  held-out {y}: {verdict}")
+        held["supervised"].update(sme.run_eval(BIN, scored, OFF))
+        held["site memory"].update(sme.run_eval(BIN, scored, [], pool=pool))
+        held["bootstrap + site memory"].update(sme.run_eval(BIN, scored, ["--model", model], pool=pool))
+    row("big9 held-out years, pooled", held)
+    by_site_year = collections.defaultdict(list)
+    for r in big9:
+        by_site_year[(r["site"], r["year"])].append(r["id"])
+    worst = min(
+        (sme.pooled([held[COLUMNS[2]][i] for i in ids]) - sme.pooled([held[COLUMNS[0]][i] for i in ids]), sy)
+        for sy, ids in by_site_year.items()
+    )
+    print(f"  worst site-year, bootstrap + site memory against supervised: {worst[0]:+.4f} {worst[1]}")
+
+    dd = os.path.join(DS, "dragnet")
+    dn = read_manifest(os.path.join(dd, "manifest.jsonl"))
+    counts = collections.Counter(sme.site_of(r) for r in dn)
+    pool_rows = [r for r in dn if sme.site_of(r) and counts[sme.site_of(r)] >= 5]
+    dev = [r["id"] for r in pool_rows if r["split"] == "dev"]
+    pool = os.path.join(work, "dragnet-pool.jsonl")
+    write_manifest(pool_rows, dd, pool)
+    model, verdict = bootstrap(pool, os.path.join(work, "dragnet.nbm"), iterations, flags)
+    print(f"dragnet ({verdict})")
+    full = os.path.join(dd, "manifest.jsonl")
+    dres = {
+        "supervised": sme.run_eval(BIN, full, OFF),
+        "site memory": sme.run_eval(BIN, full, []),
+        "bootstrap + site memory": sme.run_eval(BIN, full, ["--model", model]),
+    }
+    row(f"  the sites with >= 5 pages ({len(dev)} dev pages)", dres, dev)
+    row("  every dev page", dres)
+    both = {c: {**res[c], **{i: dres[c][i] for i in dev}} for c in COLUMNS}
+    row("big9 and those dragnet pages together", both)
+
+
+if __name__ == "__main__":
+    main()
