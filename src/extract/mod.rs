@@ -1364,6 +1364,23 @@ mod tests {
     }
 
     #[test]
+    fn screen_reader_text_signatures_and_footers_inside_the_span_are_dropped() {
+        let html = format!(
+            "<article><p>{} <span class=sr-only>{}</span></p><p>{}</p><div class=post-signature><p>{}</p></div>\
+             <p>{}</p><footer><p>{}</p></footer></article>",
+            words("one", 20),
+            words("reader", 3),
+            words("two", 20),
+            words("sig", 6),
+            words("three", 20),
+            words("foot", 6)
+        );
+        let got = text(&html, ExtractOptions::default());
+        assert!(got.contains("one19") && got.contains("two19") && got.contains("three19"), "{got}");
+        assert!(!got.contains("reader0") && !got.contains("sig0") && !got.contains("foot0"), "{got}");
+    }
+
+    #[test]
     fn a_page_of_many_items_keeps_its_shorter_items_too() {
         // Items of 40, 25, 25 and 10 words (runs worth about that), link rails between them.
         let rail: String = (0..10).map(|i| format!("<li><a href=#>rail{i}</a></li>")).collect();
@@ -1476,7 +1493,10 @@ mod tests {
         );
         let got = text(&html, ExtractOptions::default());
         assert!(got.contains("intro0") && !got.contains("policy0") && !got.contains("privacy"), "{got}");
-        let kept = text(&html, ExtractOptions { drop_modals: false, ..ExtractOptions::default() });
+        // Read as page text, it is the output (with the footer filter off: the footer would
+        // drop it too).
+        let kept =
+            text(&html, ExtractOptions { drop_modals: false, drop_more_furniture: false, ..ExtractOptions::default() });
         assert!(kept.contains("policy0"), "{kept}");
         // A glossary definition inside a story's paragraph neither splits its run nor is read.
         let html = format!(
