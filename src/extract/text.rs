@@ -287,7 +287,7 @@ fn in_taxonomy_class(v: &[u8], i: usize) -> bool {
 
 /// Prefixes of WordPress's taxonomy classes ([`in_taxonomy_class`]); also after a theme's own
 /// prefix (`s-tag-`).
-const TAXONOMY_PREFIXES: &[&str] = &["tag-", "category-", "format-"];
+const TAXONOMY_PREFIXES: &[&str] = &["tag-", "category-", "format-", "has-", "with-", "no-"];
 
 /// What the span filters read of a start tag, in one walk of its attributes: its first `class`
 /// and `id` values, whether it is a microdata element (`itemscope` / `itemprop`), whether it
