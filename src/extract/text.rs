@@ -143,7 +143,7 @@ pub fn render(page: &str, tokens: &[Token], keep: Option<&[bool]>, out: &mut Str
 /// article containers on some sites) and are not in the list. `slideshow` and `gallery`
 /// (session 36): a photo gallery's captions inside a story (cnn's 23-photo gallery, a
 /// HuffPost slideshow of 4,000 words under a 350-word story), which no dev set's gold keeps;
-/// measured with WordPress's taxonomy classes skipped ([`in_taxonomy_class`]) and the
+/// measured with WordPress's taxonomy classes skipped ([`in_modifier_class`]) and the
 /// furniture escape's check of where the run's value lies (`furniture_end`): dev 22 pages
 /// up and 3 down (big9 0.969 → 0.970, dragnet 0.910 → 0.912, aeb 0.965 → 0.966), the train
 /// splits 23 up and 8 down (a product page's `feature-gallery` holds its feature text:
@@ -270,14 +270,15 @@ fn names_in(raw_tag: &str, wanted: u64) -> u8 {
     SpanTag::read(raw_tag).names(wanted)
 }
 
-/// Is byte `i` of a class value inside a class that files the element under a tag, a category
-/// or a post format (WordPress writes `tag-photo-gallery`, `category-comments`,
-/// `format-gallery` on the post's own container)? Such a class says what the post is about,
-/// not that the element is furniture.
-fn in_taxonomy_class(v: &[u8], i: usize) -> bool {
+/// Is byte `i` of a class value inside a class word that files the element under a tag, a
+/// category or a post format (WordPress writes `tag-photo-gallery`, `category-comments`,
+/// `format-gallery` on the post's own container), or that describes the page's layout
+/// (`has-sidebar`, `main-with-sidebar`, `no-sidebars` on the story's column)? Such a class
+/// says what the post is about or what sits beside it, not that the element is furniture.
+fn in_modifier_class(v: &[u8], i: usize) -> bool {
     let start = v[..i].iter().rposition(|b| b.is_ascii_whitespace()).map_or(0, |p| p + 1);
     let class = &v[start..i];
-    TAXONOMY_PREFIXES.iter().any(|p| {
+    MODIFIER_PREFIXES.iter().any(|p| {
         class
             .windows(p.len())
             .enumerate()
@@ -285,9 +286,11 @@ fn in_taxonomy_class(v: &[u8], i: usize) -> bool {
     })
 }
 
-/// Prefixes of WordPress's taxonomy classes ([`in_taxonomy_class`]); also after a theme's own
-/// prefix (`s-tag-`).
-const TAXONOMY_PREFIXES: &[&str] = &["tag-", "category-", "format-", "has-", "with-", "no-"];
+/// Prefixes of the taxonomy and layout classes ([`in_modifier_class`]), at the start of the
+/// class word or after a hyphen (a theme's own `s-tag-`, `main-with-`). The layout ones were
+/// found by the gold words our output missed under each furniture name (session 36:
+/// `has-sidebar`, `with-sidebar`, 4,000 words each on the train splits).
+const MODIFIER_PREFIXES: &[&str] = &["tag-", "category-", "format-", "has-", "with-", "no-"];
 
 /// What the span filters read of a start tag, in one walk of its attributes: its first `class`
 /// and `id` values, whether it is a microdata element (`itemscope` / `itemprop`), whether it
@@ -339,7 +342,7 @@ impl<'a> SpanTag<'a> {
                     let k = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let n = CLASS_NAMES[k].as_bytes();
-                    if v.len() - i >= n.len() && v[i..i + n.len()].eq_ignore_ascii_case(n) && !in_taxonomy_class(v, i) {
+                    if v.len() - i >= n.len() && v[i..i + n.len()].eq_ignore_ascii_case(n) && !in_modifier_class(v, i) {
                         flags |= list_of(k);
                     }
                 }
@@ -455,21 +458,27 @@ pub fn furniture_end(page: &str, tokens: &[Token], at: usize, more: bool) -> Opt
     let (outer, mut open) = furniture_ancestors(page, tokens, at, more);
     let outer = outer?;
     for (i, t) in tokens.iter().enumerate().skip(at) {
-        match t.kind {
-            TokenKind::StartTag if !tags::is_void(t.tag) => open.push((t.tag, i)),
-            TokenKind::EndTag => {
-                let lo = open.len().saturating_sub(64);
-                if let Some(p) = open[lo..].iter().rposition(|e| e.0 == t.tag) {
-                    open.truncate(lo + p);
-                }
-                if open.len() <= outer {
-                    return Some(i);
-                }
-            }
-            _ => {}
+        step_open(&mut open, t, i);
+        if t.kind == TokenKind::EndTag && open.len() <= outer {
+            return Some(i);
         }
     }
     Some(tokens.len())
+}
+
+/// Token `i` applied to the stack of open elements: a start tag (not void) opens one; an end
+/// tag closes to its matching start tag among the innermost 64, as the span filters do.
+fn step_open(open: &mut Vec<(TagId, usize)>, t: &Token, i: usize) {
+    match t.kind {
+        TokenKind::StartTag if !tags::is_void(t.tag) => open.push((t.tag, i)),
+        TokenKind::EndTag => {
+            let lo = open.len().saturating_sub(64);
+            if let Some(p) = open[lo..].iter().rposition(|e| e.0 == t.tag) {
+                open.truncate(lo + p);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The elements open before token `at` (tag, token of its start tag; closing to the matching
@@ -478,16 +487,7 @@ pub fn furniture_end(page: &str, tokens: &[Token], at: usize, more: bool) -> Opt
 fn furniture_ancestors(page: &str, tokens: &[Token], at: usize, more: bool) -> (Option<usize>, Vec<(TagId, usize)>) {
     let mut open: Vec<(TagId, usize)> = Vec::new();
     for (i, t) in tokens[..at.min(tokens.len())].iter().enumerate() {
-        match t.kind {
-            TokenKind::StartTag if !tags::is_void(t.tag) => open.push((t.tag, i)),
-            TokenKind::EndTag => {
-                let lo = open.len().saturating_sub(64);
-                if let Some(p) = open[lo..].iter().rposition(|e| e.0 == t.tag) {
-                    open.truncate(lo + p);
-                }
-            }
-            _ => {}
-        }
+        step_open(&mut open, t, i);
     }
     let outer = open.iter().position(|&(tag, i)| {
         let raw = tokens[i].raw(page);
