@@ -546,15 +546,9 @@ impl PageExtraction<'_> {
         }
         .filter(|b| b.value > 0.0);
         let found = best;
-        if let (Some(b), Some(segs)) = (best, segments.as_deref())
+        if let (Some(b), Some(segs), Some(scores)) = (best, segments.as_deref(), sink.scores.as_deref())
             && self.options.furniture_escape_ratio > 0.0
-            && mostly_furniture(
-                page,
-                tokens,
-                sink.scores.as_deref().unwrap_or(&[]),
-                b,
-                self.options.drop_more_furniture,
-            )
+            && mostly_furniture(page, tokens, scores, b, self.options.drop_more_furniture)
         {
             best = Some(escape_furniture(
                 page,
@@ -1356,19 +1350,28 @@ mod tests {
         );
         let got = text(&post, ExtractOptions::default());
         assert!(got.contains("intro0") && got.contains("post39"), "{got}");
+        // A class that says what sits beside the story names no furniture either.
+        let column = format!(
+            "<p>{}</p><div class=\"main-with-sidebar has-sidebar\"><p>{}</p></div>",
+            words("intro", 20),
+            words("post", 40)
+        );
+        let got = text(&column, ExtractOptions::default());
+        assert!(got.contains("intro0") && got.contains("post39"), "{got}");
     }
 
     #[test]
     fn screen_reader_text_signatures_and_footers_inside_the_span_are_dropped() {
         let html = format!(
             "<article><p>{} <span class=sr-only>{}</span></p><p>{}</p><div class=post-signature><p>{}</p></div>\
-             <p>{}</p><footer><p>{}</p></footer></article>",
+             <p>{}</p><footer><p>{}</p></footer><p>{}</p></article>",
             words("one", 20),
             words("reader", 3),
             words("two", 20),
             words("sig", 6),
             words("three", 20),
-            words("foot", 6)
+            words("foot", 6),
+            words("four", 20)
         );
         let got = text(&html, ExtractOptions::default());
         assert!(got.contains("one19") && got.contains("two19") && got.contains("three19"), "{got}");
