@@ -1342,22 +1342,17 @@ mod tests {
         );
         let got = text(&html, ExtractOptions::default());
         assert!(got.contains("story29") && got.contains("more19") && !got.contains("slide0"), "{got}");
-        // WordPress files a post under its tags and format on the post's own element.
-        let post = format!(
-            "<p>{}</p><article class=\"post tag-photo-gallery format-gallery category-comments\"><p>{}</p></article>",
-            words("intro", 20),
-            words("post", 40)
-        );
-        let got = text(&post, ExtractOptions::default());
-        assert!(got.contains("intro0") && got.contains("post39"), "{got}");
-        // A class that says what sits beside the story names no furniture either.
-        let column = format!(
-            "<p>{}</p><div class=\"main-with-sidebar has-sidebar\"><p>{}</p></div>",
-            words("intro", 20),
-            words("post", 40)
-        );
-        let got = text(&column, ExtractOptions::default());
-        assert!(got.contains("intro0") && got.contains("post39"), "{got}");
+        // WordPress files a post under its tags and format on the post's own element; a class
+        // that says what sits beside the story names no furniture either.
+        for (tag, class) in [
+            ("article", "post tag-photo-gallery format-gallery category-comments"),
+            ("div", "main-with-sidebar has-sidebar"),
+        ] {
+            let post =
+                format!("<p>{}</p><{tag} class=\"{class}\"><p>{}</p></{tag}>", words("intro", 20), words("post", 40));
+            let got = text(&post, ExtractOptions::default());
+            assert!(got.contains("intro0") && got.contains("post39"), "{class}: {got}");
+        }
     }
 
     #[test]
