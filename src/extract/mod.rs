@@ -1357,20 +1357,32 @@ mod tests {
 
     #[test]
     fn screen_reader_text_signatures_and_footers_inside_the_span_are_dropped() {
-        let html = format!(
-            "<article><p>{} <span class=sr-only>{}</span></p><p>{}</p><div class=post-signature><p>{}</p></div>\
-             <p>{}</p><footer><p>{}</p></footer><p>{}</p></article>",
-            words("one", 20),
-            words("reader", 3),
-            words("two", 20),
-            words("sig", 6),
-            words("three", 20),
-            words("foot", 6),
-            words("four", 20)
-        );
-        let got = text(&html, ExtractOptions::default());
-        assert!(got.contains("one19") && got.contains("two19") && got.contains("three19"), "{got}");
-        assert!(!got.contains("reader0") && !got.contains("sig0") && !got.contains("foot0"), "{got}");
+        // The spellings of screen-reader-only text: Bootstrap, WordPress, Shopify themes, HTML5
+        // Boilerplate, Drupal, jQuery UI.
+        for reader in [
+            "sr-only",
+            "visually-hidden",
+            "screen-reader-text",
+            "screenreader",
+            "visuallyhidden",
+            "element-invisible",
+            "ui-helper-hidden-accessible",
+        ] {
+            let html = format!(
+                "<article><p>{} <span class={reader}>{}</span></p><p>{}</p><div class=post-signature><p>{}</p></div>\
+                 <p>{}</p><footer><p>{}</p></footer><p>{}</p></article>",
+                words("one", 20),
+                words("reader", 3),
+                words("two", 20),
+                words("sig", 6),
+                words("three", 20),
+                words("foot", 6),
+                words("four", 20)
+            );
+            let got = text(&html, ExtractOptions::default());
+            assert!(got.contains("one19") && got.contains("two19") && got.contains("three19"), "{reader}: {got}");
+            assert!(!got.contains("reader0") && !got.contains("sig0") && !got.contains("foot0"), "{reader}: {got}");
+        }
     }
 
     #[test]
