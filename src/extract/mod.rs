@@ -40,10 +40,11 @@ pub struct ExtractOptions {
     #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories… (dropped by default)")]
     pub drop_boilerplate: bool,
     /// Drop, inside the span, the second furniture list: post footers and author boxes by
-    /// id/class, and `<aside>`, `<figcaption>`, `<footer>` and `<title>` (an SVG icon's
-    /// tooltip, which no browser renders) ([`text::more_furniture_mask`]). Default: on, chosen
+    /// id/class, and `<aside>`, `<figcaption>` and `<footer>`, and what browsers never render:
+    /// `<title>` in the body (an SVG icon's tooltip) and the fallback inside `<video>`,
+    /// `<audio>`, `<canvas>` and `<iframe>` ([`text::more_furniture_mask`]). Default: on, chosen
     /// by leave-one-dataset-out (README).
-    #[arg(long = "keep-more-furniture", action = clap::ArgAction::SetFalse, help = "Keep post footers, author boxes, <aside>, <footer> and SVG <title> elements and figure captions inside the span (dropped by default)")]
+    #[arg(long = "keep-more-furniture", action = clap::ArgAction::SetFalse, help = "Keep post footers, author boxes, <aside> and <footer> elements, figure captions, SVG titles and media fallback text inside the span (dropped by default)")]
     pub drop_more_furniture: bool,
     /// Drop hidden schema.org microdata elements inside the span (hidden copies of the
     /// headline, byline and dates; [`text::hidden_microdata_mask`]). Default: on, chosen by
@@ -1387,21 +1388,25 @@ mod tests {
     }
 
     #[test]
-    fn an_svg_icons_title_inside_the_span_is_dropped() {
-        // A link icon's tooltip between two paragraphs: never rendered, so never output.
+    fn an_svg_icons_title_and_a_videos_fallback_inside_the_span_are_dropped() {
+        // A link icon's tooltip and a video's fallback text between paragraphs: never rendered,
+        // so never output.
         let html = format!(
             "<html><head><title>{}</title></head><body><article><p>{}</p>\
-             <a href=#x><svg viewBox=\"0 0 20 20\"><title>{}</title><path d=M0/></svg></a><p>{}</p></article></body></html>",
+             <a href=#x><svg viewBox=\"0 0 20 20\"><title>{}</title><path d=M0/></svg></a><p>{}</p>\
+             <video src=v.mp4>{}</video><p>{}</p></article></body></html>",
             words("head", 4),
             words("one", 30),
             words("icon", 6),
-            words("two", 30)
+            words("two", 30),
+            words("fallback", 8),
+            words("three", 30)
         );
         let got = text(&html, ExtractOptions::default());
-        assert!(got.contains("one29") && got.contains("two29"), "{got}");
-        assert!(!got.contains("icon0"), "{got}");
+        assert!(got.contains("one29") && got.contains("two29") && got.contains("three29"), "{got}");
+        assert!(!got.contains("icon0") && !got.contains("fallback0"), "{got}");
         let kept = text(&html, ExtractOptions { drop_more_furniture: false, ..ExtractOptions::default() });
-        assert!(kept.contains("icon0"), "{kept}");
+        assert!(kept.contains("icon0") && kept.contains("fallback0"), "{kept}");
     }
 
     #[test]
