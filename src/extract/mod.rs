@@ -40,11 +40,11 @@ pub struct ExtractOptions {
     #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories… (dropped by default)")]
     pub drop_boilerplate: bool,
     /// Drop, inside the span, the second furniture list: post footers and author boxes by
-    /// id/class, and `<aside>`, `<figcaption>` and `<footer>`, and what browsers never render:
+    /// id/class, and `<aside>`, `<figcaption>`, `<footer>` and `<nav>`, and what browsers never render:
     /// `<title>` in the body (an SVG icon's tooltip) and the fallback inside `<video>`,
     /// `<audio>`, `<canvas>` and `<iframe>` ([`text::more_furniture_mask`]). Default: on, chosen
     /// by leave-one-dataset-out (README).
-    #[arg(long = "keep-more-furniture", action = clap::ArgAction::SetFalse, help = "Keep post footers, author boxes, <aside> and <footer> elements, figure captions, SVG titles and media fallback text inside the span (dropped by default)")]
+    #[arg(long = "keep-more-furniture", action = clap::ArgAction::SetFalse, help = "Keep post footers, author boxes, <aside>, <footer> and <nav> elements, figure captions, SVG titles and media fallback text inside the span (dropped by default)")]
     pub drop_more_furniture: bool,
     /// Drop hidden schema.org microdata elements inside the span (hidden copies of the
     /// headline, byline and dates; [`text::hidden_microdata_mask`]). Default: on, chosen by
@@ -1358,7 +1358,7 @@ mod tests {
     }
 
     #[test]
-    fn screen_reader_text_signatures_and_footers_inside_the_span_are_dropped() {
+    fn screen_reader_text_signatures_footers_and_navs_inside_the_span_are_dropped() {
         // The spellings of screen-reader-only text: Bootstrap, WordPress, Shopify themes, HTML5
         // Boilerplate, Drupal, jQuery UI.
         for reader in [
@@ -1372,18 +1372,22 @@ mod tests {
         ] {
             let html = format!(
                 "<article><p>{} <span class={reader}>{}</span></p><p>{}</p><div class=post-signature><p>{}</p></div>\
-                 <p>{}</p><footer><p>{}</p></footer><p>{}</p></article>",
+                 <p>{}</p><footer><p>{}</p></footer><p>{}</p><nav><p>{}</p></nav><p>{}</p></article>",
                 words("one", 20),
                 words("reader", 3),
                 words("two", 20),
                 words("sig", 6),
                 words("three", 20),
                 words("foot", 6),
-                words("four", 20)
+                words("four", 20),
+                words("navi", 6),
+                words("five", 20)
             );
             let got = text(&html, ExtractOptions::default());
-            assert!(got.contains("one19") && got.contains("two19") && got.contains("three19"), "{reader}: {got}");
-            assert!(!got.contains("reader0") && !got.contains("sig0") && !got.contains("foot0"), "{reader}: {got}");
+            assert!(got.contains("one19") && got.contains("two19") && got.contains("five19"), "{reader}: {got}");
+            for dropped in ["reader0", "sig0", "foot0", "navi0"] {
+                assert!(!got.contains(dropped), "{reader}: {dropped} in {got}");
+            }
         }
     }
 

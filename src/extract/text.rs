@@ -205,9 +205,21 @@ const BOILERPLATE_NAMES: &[&str] = &[
 /// inside `<video>`, `<audio>`, `<canvas>` and `<iframe>` ("Your browser does not support the
 /// video tag"), shown only by browsers without the element: dev 3 up, none down; train 6 up, 1
 /// down (wcxb-4027 0.92 → 0.88, a NASA page whose gold keeps a video's fallback description).
+/// And `<nav>` inside the span, HTML's element for a block of navigation (a table of contents,
+/// a pager, "jump to" links that the link filters leave when their items hold a sentence): dev
+/// 17 up, none down (wcxb-2835 0.38 → 0.57); train 27 up, none down.
 const MORE_NAMES: &[&str] = &["footer", "bio", "author-box"];
-const MORE_TAGS: &[TagId] =
-    &[tags::ASIDE, tags::FIGCAPTION, tags::FOOTER, tags::TITLE, tags::VIDEO, tags::AUDIO, tags::CANVAS, tags::IFRAME];
+const MORE_TAGS: &[TagId] = &[
+    tags::ASIDE,
+    tags::FIGCAPTION,
+    tags::FOOTER,
+    tags::NAV,
+    tags::TITLE,
+    tags::VIDEO,
+    tags::AUDIO,
+    tags::CANVAS,
+    tags::IFRAME,
+];
 
 /// Does this start tag's id or class name page furniture?
 pub fn is_boilerplate_element(raw_tag: &str) -> bool {
