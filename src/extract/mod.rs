@@ -40,7 +40,8 @@ pub struct ExtractOptions {
     #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories… (dropped by default)")]
     pub drop_boilerplate: bool,
     /// Drop, inside the span, the second furniture list: post footers and author boxes by
-    /// id/class, and `<aside>`, `<figcaption>`, `<footer>` and `<nav>`, and what browsers never render:
+    /// id/class, `<aside>`, `<figcaption>`, `<footer>` and `<nav>` (and the roles `navigation`
+    /// and `contentinfo`), and what browsers never render:
     /// `<title>` in the body (an SVG icon's tooltip) and the fallback inside `<video>`,
     /// `<audio>`, `<canvas>` and `<iframe>` ([`text::more_furniture_mask`]). Default: on, chosen
     /// by leave-one-dataset-out (README).
@@ -1372,7 +1373,8 @@ mod tests {
         ] {
             let html = format!(
                 "<article><p>{} <span class={reader}>{}</span></p><p>{}</p><div class=post-signature><p>{}</p></div>\
-                 <p>{}</p><footer><p>{}</p></footer><p>{}</p><nav><p>{}</p></nav><p>{}</p></article>",
+                 <p>{}</p><footer><p>{}</p></footer><p>{}</p><nav><p>{}</p></nav><p>{}</p>\
+                 <div role=navigation><p>{}</p></div><p>{}</p></article>",
                 words("one", 20),
                 words("reader", 3),
                 words("two", 20),
@@ -1381,11 +1383,13 @@ mod tests {
                 words("foot", 6),
                 words("four", 20),
                 words("navi", 6),
-                words("five", 20)
+                words("five", 20),
+                words("landmark", 6),
+                words("six", 20)
             );
             let got = text(&html, ExtractOptions::default());
             assert!(got.contains("one19") && got.contains("two19") && got.contains("five19"), "{reader}: {got}");
-            for dropped in ["reader0", "sig0", "foot0", "navi0"] {
+            for dropped in ["reader0", "sig0", "foot0", "navi0", "landmark0"] {
                 assert!(!got.contains(dropped), "{reader}: {dropped} in {got}");
             }
         }
