@@ -1399,16 +1399,11 @@ mod tests {
     fn an_svg_icons_title_and_a_videos_fallback_inside_the_span_are_dropped() {
         // A link icon's tooltip and a video's fallback text between paragraphs: never rendered,
         // so never output.
+        let (one, two, three) = (words("one", 30), words("two", 30), words("three", 30));
         let html = format!(
-            "<html><head><title>{}</title></head><body><article><p>{}</p>\
-             <a href=#x><svg viewBox=\"0 0 20 20\"><title>{}</title><path d=M0/></svg></a><p>{}</p>\
-             <video src=v.mp4>{}</video><p>{}</p></article></body></html>",
-            words("head", 4),
-            words("one", 30),
-            words("icon", 6),
-            words("two", 30),
-            words("fallback", 8),
-            words("three", 30)
+            "<html><head><title>head0 head1 head2</title></head><body><article><p>{one}</p>\
+             <a href=#x><svg viewBox=\"0 0 20 20\"><title>icon0 icon1 icon2 icon3</title><path d=M0/></svg></a>\
+             <p>{two}</p><video src=v.mp4>fallback0 fallback1 fallback2 fallback3</video><p>{three}</p></article></body></html>"
         );
         let got = text(&html, ExtractOptions::default());
         assert!(got.contains("one29") && got.contains("two29") && got.contains("three29"), "{got}");
