@@ -255,7 +255,8 @@ ids! {
     TITLE = "title", TEXTAREA = "textarea", SVG = "svg", BODY = "body", HEAD = "head",
     HTML = "html", META = "meta", LINK = "link", TIME = "time", H1 = "h1", ASIDE = "aside",
     FOOTER = "footer", ARTICLE = "article", MAIN = "main", SECTION = "section", H2 = "h2", H3 = "h3",
-    H4 = "h4", H5 = "h5", H6 = "h6", FIGCAPTION = "figcaption", TR = "tr", DD = "dd", VIDEO = "video", AUDIO = "audio", CANVAS = "canvas", NAV = "nav",
+    H4 = "h4", H5 = "h5", H6 = "h6", FIGCAPTION = "figcaption", TR = "tr", DD = "dd", VIDEO = "video",
+    AUDIO = "audio", CANVAS = "canvas", NAV = "nav",
 }
 
 /// `<h1>` … `<h6>`.
