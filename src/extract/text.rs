@@ -209,11 +209,6 @@ const BOILERPLATE_NAMES: &[&str] = &[
 /// a pager, "jump to" links that the link filters leave when their items hold a sentence): dev
 /// 17 up, none down (wcxb-2835 0.38 → 0.57); train 27 up, none down.
 const MORE_NAMES: &[&str] = &["footer", "bio", "author-box"];
-/// The WAI-ARIA landmark roles that mean what two of [`MORE_TAGS`] mean: `navigation` is
-/// `<nav>`, `contentinfo` the page's `<footer>` (session 37: dev 5 pages up, none down; train
-/// 3 up, 1 down, wcxb-3010 0.78 → 0.76). `complementary` (`<aside>`) was not taken: train 1
-/// down, dev none changed.
-const MORE_ROLES: &[&[u8]] = &[b"navigation", b"contentinfo"];
 const MORE_TAGS: &[TagId] = &[
     tags::ASIDE,
     tags::FIGCAPTION,
@@ -225,6 +220,11 @@ const MORE_TAGS: &[TagId] = &[
     tags::CANVAS,
     tags::IFRAME,
 ];
+/// The WAI-ARIA landmark roles that mean what two of [`MORE_TAGS`] mean: `navigation` is
+/// `<nav>`, `contentinfo` the page's `<footer>` (session 37: dev 5 pages up, none down; train
+/// 3 up, 1 down, wcxb-3010 0.78 → 0.76). `complementary` (`<aside>`) was not taken: train 1
+/// down, dev none changed.
+const MORE_ROLES: &[&[u8]] = &[b"navigation", b"contentinfo"];
 
 /// Does this start tag's id or class name page furniture?
 pub fn is_boilerplate_element(raw_tag: &str) -> bool {
@@ -542,9 +542,9 @@ fn furniture_ancestors(page: &str, tokens: &[Token], at: usize, more: bool) -> (
 /// Keep-mask that drops, inside the span, every element the chosen furniture lists name, with
 /// its whole subtree (to the end of the span when it is not closed inside it: the span then
 /// ran on into that section). `boilerplate`: [`BOILERPLATE_NAMES`] by id/class; `more`:
-/// [`MORE_NAMES`] by id/class and [`MORE_TAGS`] by element. Both lists in one pass drop what
-/// the two passes one after the other drop (a subtree inside a dropped one goes either way),
-/// for one look at each start tag instead of two.
+/// [`MORE_NAMES`] by id/class, [`MORE_TAGS`] by element and [`MORE_ROLES`] by role. Both lists
+/// in one pass drop what the two passes one after the other drop (a subtree inside a dropped
+/// one goes either way), for one look at each start tag instead of two.
 pub fn furniture_mask(page: &str, tokens: &[Token], keep: &mut [bool], boilerplate: bool, more: bool) {
     furniture_and_microdata_mask(page, tokens, keep, boilerplate, more, false);
 }
