@@ -158,8 +158,13 @@ pub fn candidates(
                 }
                 TokenKind::Symbol => {
                     let r = t.raw(page);
-                    x.periods += u32::from(matches!(r, "." | "!" | "?"));
-                    x.commas += u32::from(r == ",");
+                    // Sentence ends and commas in the scripts that write their own: CJK's
+                    // full stop and full-width marks, the Arabic question mark and comma (a page
+                    // in Chinese otherwise reads as having no sentence). The Devanagari danda
+                    // never comes alone: the tokenizer keeps the Indic blocks' signs with
+                    // their word.
+                    x.periods += u32::from(matches!(r, "." | "!" | "?" | "。" | "．" | "！" | "？" | "؟"));
+                    x.commas += u32::from(matches!(r, "," | "，" | "、" | "،"));
                 }
                 TokenKind::StartTag => {
                     x.paragraphs += u32::from(t.tag == tags::P);
@@ -280,6 +285,30 @@ mod tests {
         let c = candidates(&s.page, &s.sink, &scores, current, None, Rivals { lists: &lists, main: None }, &els);
         assert_eq!(c[1].features[f("in_furniture")], 1.0);
         assert_eq!(c[0].features[f("in_furniture")], 0.0);
+    }
+
+    /// A paragraph in Chinese or Arabic has sentences and commas as one in English does, in
+    /// its own script's marks.
+    #[test]
+    fn sentence_and_comma_shares_read_the_marks_of_other_scripts() {
+        let f = |name: &str| FEATURE_NAMES.iter().position(|n| *n == name).unwrap();
+        let shares = |text: &str| {
+            let html = format!("<body><article><p>{text}</p></article></body>");
+            let s = tokenize(html.as_bytes(), TokenizerOptions::default()).unwrap();
+            let n = s.sink.len();
+            let current = Segment { start: 0, end: n - 1, value: 1.0 };
+            let els = Elements::new(&s.sink);
+            let c = candidates(&s.page, &s.sink, &vec![0.1; n], current, None, Rivals { lists: &[], main: None }, &els);
+            (c[0].features[f("sentence_share")], c[0].features[f("comma_share")])
+        };
+        for text in [
+            "The council met, and voted. The park opens in May, after the rains.",
+            "市议会开会，并投票。公园将在五月开放，雨季之后。",
+            "اجتمع المجلس، وصوّت؟ تفتح الحديقة في مايو، بعد الأمطار؟",
+        ] {
+            let (sentences, commas) = shares(text);
+            assert!(sentences > 0.0 && commas > 0.0, "{text}");
+        }
     }
 
     use proptest::prelude::*;
