@@ -7,14 +7,20 @@ language the model never saw), tags, attributes, scripts, styles, comments and e
 untouched. Scoring both copies with `pipeline eval` shows what the words themselves are
 worth; `simple` (which never reads a word) is the control.
 
-Usage: scripts/experiments/foreignize.py [--datasets target/datasets] [--out /tmp/foreign] aeb big9 dragnet wcxb
-then:  pipeline eval --manifest /tmp/foreign/aeb/manifest.jsonl … --split dev --site-memory-pages 0
-(CleanEval's gold markers would be rewritten too: leave cleaneval out.)
+`--rot13` rotates every ASCII letter instead (session 37, models/README.md): the same
+question with a mapping anyone can undo to read the output.
+
+Usage: scripts/experiments/foreignize.py [--rot13] [--datasets target/datasets] [--out /tmp/foreign] aeb big9 cleaneval dragnet wcxb
+then:  pipeline eval --manifest /tmp/foreign/aeb/manifest.jsonl … --split dev
+CleanEval's gold keeps its format as it is (the `URL:` line and the `<p>` / `<h>` / `<l>`
+markers, which the scorer drops): session 37's first rot13 copies rotated them too, and every
+cleaneval page lost words it had right (session 38).
 """
 import argparse
 import hashlib
 import json
 import os
+import codecs
 import re
 
 CONSONANTS, VOWELS = "bcdfghjklmnprstvz", "aeiou"
@@ -38,8 +44,20 @@ def pseudo(word):
     return s[0].upper() + s[1:] if word[0].isupper() else s
 
 
+ROT13 = False
+# CleanEval's format in a gold text: its first line and the segment markers.
+CLEANEVAL_FORMAT = re.compile(r"(\A\s*URL:[^\n]*|<[phlPHL]>)")
+
+
 def text(t):
+    if ROT13:
+        return WORD.sub(lambda m: codecs.encode(m.group(0), "rot13"), t)
     return WORD.sub(lambda m: pseudo(m.group(0)), t)
+
+
+def gold_text(t):
+    parts = CLEANEVAL_FORMAT.split(t)
+    return "".join(p if i % 2 else text(p) for i, p in enumerate(parts))
 
 
 def html(page):
@@ -51,8 +69,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", default="target/datasets")
     ap.add_argument("--out", default="/tmp/foreign")
+    ap.add_argument("--rot13", action="store_true", help="rotate letters instead of pseudo-words")
     ap.add_argument("sets", nargs="+")
     args = ap.parse_args()
+    global ROT13
+    ROT13 = args.rot13
     for ds in args.sets:
         os.makedirs(f"{args.out}/{ds}/html", exist_ok=True)
         with open(f"{args.out}/{ds}/manifest.jsonl", "w") as out:
@@ -66,7 +87,7 @@ def main():
                     f.write(html(page).encode("latin-1"))
                 for k in ("text", "title"):
                     if e["gold"].get(k):
-                        e["gold"][k] = text(e["gold"][k])
+                        e["gold"][k] = gold_text(e["gold"][k])
                 out.write(json.dumps(e) + "\n")
 
 
