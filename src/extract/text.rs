@@ -533,13 +533,32 @@ fn furniture_ancestors(page: &str, tokens: &[Token], at: usize, more: bool) -> (
     for (i, t) in tokens[..at.min(tokens.len())].iter().enumerate() {
         step_open(&mut open, t, i);
     }
-    let outer = open.iter().position(|&(tag, i)| {
-        let raw = tokens[i].raw(page);
-        let f = furniture(raw);
-        f & F_BOILERPLATE != 0 || (more && (tag == tags::FOOTER || f & F_MORE != 0))
-    });
+    let is_furniture = |tag: TagId, f: u8| f & F_BOILERPLATE != 0 || (more && (tag == tags::FOOTER || f & F_MORE != 0));
+    // A page's main column inside an element named for furniture is the page's layout, not
+    // furniture: Vox Media's sites (The Verge, Vox, SB Nation, the Chicago Sun-Times …) hold
+    // every article in `<div class="l-sidebar-fixed">` (a layout with a fixed sidebar), whose
+    // `l-col__main` is the story and `l-col__sidebar` the rail. Only what is furniture below
+    // the deepest main element (`<main>`, or a class or id naming `main`, itself no furniture)
+    // counts. Found on aeb-0080 in another language (foreignize.py): with no word to go by,
+    // a headline run outweighed a tenth of the story and the escape left the story for it.
+    let names: Vec<u8> = open.iter().map(|&(_, i)| names_in(tokens[i].raw(page), FURNITURE_BITS | MAIN_BIT)).collect();
+    let main = open
+        .iter()
+        .zip(&names)
+        .rposition(|(&(tag, _), &f)| (tag == tags::MAIN || f & F_POSITIVE != 0) && !is_furniture(tag, f));
+    let below = main.map_or(0, |m| m + 1);
+    let outer = open.iter().zip(&names).skip(below).position(|(&(tag, _), &f)| is_furniture(tag, f)).map(|p| p + below);
     (outer, open)
 }
+
+/// The bit of `main` among [`CLASS_NAMES`] (in [`POSITIVE_NAMES`]), for [`names_in`].
+const MAIN_BIT: u64 = {
+    let mut k = 0;
+    while !matches!(POSITIVE_NAMES[k].as_bytes(), b"main") {
+        k += 1;
+    }
+    1 << (BOILERPLATE_NAMES.len() + MORE_NAMES.len() + k)
+};
 
 /// Keep-mask that drops, inside the span, every element the chosen furniture lists name, with
 /// its whole subtree (to the end of the span when it is not closed inside it: the span then
@@ -1241,6 +1260,29 @@ mod tests {
         // Words that merely contain a marker are not a heading.
         let html = format!("{body}<p>Related reading on the budget is long and useful to have here.</p>");
         assert!(masked(&html, cut(5)).contains("Related reading"));
+    }
+
+    /// A main column inside a layout element named for its sidebar (Vox Media's
+    /// `l-sidebar-fixed`) is no furniture; the rail beside it is, and so is furniture inside
+    /// a main element, or one whose name says both.
+    #[test]
+    fn a_main_column_inside_a_sidebar_layout_is_not_furniture() {
+        let inside = |html: &str| {
+            let (page, t) = toks(html);
+            let at = t.iter().position(|x| x.raw(&page) == "here").unwrap();
+            inside_furniture(&page, &t, at, true)
+        };
+        let layout = |col: &str| {
+            format!(
+                "<article><div class=\"l-sidebar-fixed l-segment\"><div class=\"{col}\"><p>Story here</p></div></div></article>"
+            )
+        };
+        assert!(!inside(&layout("l-col__main")));
+        assert!(inside(&layout("l-col__sidebar")));
+        assert!(!inside("<div class=sidebar-layout><main><p>Story here</p></main></div>"));
+        assert!(inside("<main><div id=comments><p>Reply here</p></div></main>"));
+        assert!(inside("<div class=sidebar-layout><main><div id=comments><p>Reply here</p></div></main></div>"));
+        assert!(inside("<div id=comments><div class=comment-main><p>Reply here</p></div></div>"));
     }
 
     /// Every listed phrase can match (the bound once was 6 words, and "the comments to this
