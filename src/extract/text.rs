@@ -735,8 +735,8 @@ pub fn link_run_mask(tokens: &[Token], keep: &mut [bool], min_run: usize, max_ra
 /// platforms' translations (WordPress's "Leave a Reply", "Related posts" and "Share this" in
 /// each locale) and the plain words news sites use. A page in another language otherwise runs
 /// on through its comments: with the English phrases alone, the dev pages' text rotated by
-/// rot13 (a language no phrase matches) lose dragnet-0391 0.97 → 0.06, -0.400 0.98 → 0.22 and
-/// -0.738 0.97 → 0.42 to their comment threads. Left out on purpose: the "read also" teasers
+/// rot13 (a language no phrase matches) lose dragnet-0391 0.97 → 0.06, -0400 0.98 → 0.22 and
+/// -0738 0.97 → 0.42 to their comment threads. Left out on purpose: the "read also" teasers
 /// ("lire aussi", "leia também", "читайте также"), which news sites set *inside* the story,
 /// and words that also head a story's own section (German "Antworten auf …", "Kommentar",
 /// an opinion piece's label).
