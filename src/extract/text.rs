@@ -541,13 +541,16 @@ fn furniture_ancestors(page: &str, tokens: &[Token], at: usize, more: bool) -> (
     // the deepest main element (`<main>`, or a class or id naming `main`, itself no furniture)
     // counts. Found on aeb-0080 in another language (foreignize.py): with no word to go by,
     // a headline run outweighed a tenth of the story and the escape left the story for it.
-    let names: Vec<u8> = open.iter().map(|&(_, i)| names_in(tokens[i].raw(page), FURNITURE_BITS | MAIN_BIT)).collect();
-    let main = open
-        .iter()
-        .zip(&names)
-        .rposition(|(&(tag, _), &f)| (tag == tags::MAIN || f & F_POSITIVE != 0) && !is_furniture(tag, f));
-    let below = main.map_or(0, |m| m + 1);
-    let outer = open.iter().zip(&names).skip(below).position(|(&(tag, _), &f)| is_furniture(tag, f)).map(|p| p + below);
+    // Innermost first, up to the deepest main column: the last furniture met is the outermost.
+    let mut outer = None;
+    for (k, &(tag, i)) in open.iter().enumerate().rev() {
+        let f = names_in(tokens[i].raw(page), FURNITURE_BITS | MAIN_BIT);
+        if is_furniture(tag, f) {
+            outer = Some(k);
+        } else if tag == tags::MAIN || f & F_POSITIVE != 0 {
+            break;
+        }
+    }
     (outer, open)
 }
 
@@ -939,7 +942,8 @@ fn push_section_word(word: &str, text: &mut String) -> bool {
 
 /// Is `text` (normalised as for [`SECTION_END`]) a section-end heading of `words` words?
 fn is_section_end(text: &str, words: usize) -> bool {
-    (words <= SECTION_END_WORDS && SECTION_END.contains(&text))
+    // The sorted list holds the prefixes too, but each ends with a space and `text` never does.
+    (words <= SECTION_END_WORDS && SECTION_END_SORTED.binary_search(&text).is_ok())
         || (words <= 24 && SECTION_END_PREFIX.iter().any(|p| text.starts_with(p)))
 }
 
@@ -1002,7 +1006,7 @@ fn may_start_section_end(words: &str) -> bool {
     })
 }
 
-/// [`SECTION_END`] and [`SECTION_END_PREFIX`] in byte order: with the phrases of a dozen
+/// [`SECTION_END`] and [`SECTION_END_PREFIX`] in byte order: with the phrases of eighteen
 /// languages, comparing a block's first words with each in turn cost 3 % of the extraction
 /// time (`pipeline bench`, aeb + wcxb dev); a binary search costs a few comparisons.
 static SECTION_END_SORTED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
