@@ -44,25 +44,22 @@ def pseudo(word):
     return s[0].upper() + s[1:] if word[0].isupper() else s
 
 
-ROT13 = False
 # CleanEval's format in a gold text: its first line and the segment markers.
 CLEANEVAL_FORMAT = re.compile(r"(\A\s*URL:[^\n]*|<[phlPHL]>)")
 
 
-def text(t):
-    if ROT13:
-        return WORD.sub(lambda m: codecs.encode(m.group(0), "rot13"), t)
-    return WORD.sub(lambda m: pseudo(m.group(0)), t)
+def rot13(word):
+    return codecs.encode(word, "rot13")
 
 
-def gold_text(t):
-    parts = CLEANEVAL_FORMAT.split(t)
-    return "".join(p if i % 2 else text(p) for i, p in enumerate(parts))
+def text(t, word):
+    return WORD.sub(lambda m: word(m.group(0)), t)
 
 
-def html(page):
-    parts = MARKUP.split(page)
-    return "".join(p if i % 2 else text(p) for i, p in enumerate(parts))
+def outside(pattern, t, word):
+    """`t` with the words outside `pattern`'s matches rewritten by `word`."""
+    parts = pattern.split(t)
+    return "".join(p if i % 2 else text(p, word) for i, p in enumerate(parts))
 
 
 def main():
@@ -72,8 +69,7 @@ def main():
     ap.add_argument("--rot13", action="store_true", help="rotate letters instead of pseudo-words")
     ap.add_argument("sets", nargs="+")
     args = ap.parse_args()
-    global ROT13
-    ROT13 = args.rot13
+    word = rot13 if args.rot13 else pseudo
     for ds in args.sets:
         os.makedirs(f"{args.out}/{ds}/html", exist_ok=True)
         with open(f"{args.out}/{ds}/manifest.jsonl", "w") as out:
@@ -84,10 +80,10 @@ def main():
                 # Latin-1 round-trips every byte: only ASCII letters change, whatever the charset.
                 page = open(f"{args.datasets}/{ds}/{e['html']}", "rb").read().decode("latin-1")
                 with open(f"{args.out}/{ds}/{e['html']}", "wb") as f:
-                    f.write(html(page).encode("latin-1"))
+                    f.write(outside(MARKUP, page, word).encode("latin-1"))
                 for k in ("text", "title"):
                     if e["gold"].get(k):
-                        e["gold"][k] = gold_text(e["gold"][k])
+                        e["gold"][k] = outside(CLEANEVAL_FORMAT, e["gold"][k], word)
                 out.write(json.dumps(e) + "\n")
 
 
