@@ -757,7 +757,10 @@ const SECTION_END: &[&str] = &[
     "join the discussion",
     "join the conversation",
     "responses",
+    // TypePad's heading over the weblogs that link to a post; WordPress's.
+    "trackback",
     "trackbacks",
+    "pingbacks",
     "comments are closed",
     "the comments to this entry are closed",
     "related",
@@ -1251,6 +1254,11 @@ mod tests {
         assert!(masked(&html, cut(50)).contains("Great article"));
         let html = format!("{body}<div>3 thoughts on “Budget night”</div><p>Me too.</p>");
         assert!(!masked(&html, cut(5)).contains("Me too"));
+        // TypePad's heading over the weblogs that link to a post, and WordPress's.
+        for heading in ["TrackBack", "Pingbacks"] {
+            let html = format!("{body}<h2>{heading}</h2><p>Listed below are links to weblogs.</p>");
+            assert!(!masked(&html, cut(5)).contains("Listed below"), "{heading}");
+        }
         // A heading that opens right after an end tag, and one at the very end, terminate.
         let html = format!("<div>{body}</p>Related<p>Other story.</p></div>Comments");
         assert_eq!(masked(&html, cut(5)), "The council voted on the river park budget after a long night of debate.");
