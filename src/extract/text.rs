@@ -777,6 +777,12 @@ const SECTION_END: &[&str] = &[
     "most popular",
     "most read",
     "read next",
+    "read this next",
+    "explore related content",
+    // The author's bio box under a post; Movable Type's "About this Entry" sidebar.
+    "about the author",
+    "about the authors",
+    "about this entry",
     "what to read next",
     "popular posts",
     "share this",
@@ -1255,7 +1261,7 @@ mod tests {
         let html = format!("{body}<div>3 thoughts on “Budget night”</div><p>Me too.</p>");
         assert!(!masked(&html, cut(5)).contains("Me too"));
         // TypePad's heading over the weblogs that link to a post, and WordPress's.
-        for heading in ["TrackBack", "Pingbacks"] {
+        for heading in ["TrackBack", "Pingbacks", "About the Author", "About this Entry"] {
             let html = format!("{body}<h2>{heading}</h2><p>Listed below are links to weblogs.</p>");
             assert!(!masked(&html, cut(5)).contains("Listed below"), "{heading}");
         }
