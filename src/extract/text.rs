@@ -785,6 +785,11 @@ const SECTION_END: &[&str] = &[
     "about this entry",
     "what to read next",
     "popular posts",
+    // WordPress's stock sidebar widget titles.
+    "recent posts",
+    "recent comments",
+    "featured posts",
+    "related topics",
     "share this",
     "share this article",
     "share this story",
@@ -1115,6 +1120,7 @@ fn section_end_mask_pruned(page: &str, tokens: &[Token], keep: &mut [bool], min_
 /// gold text; "Ad" and "Promoted" were left out (some golds keep them as words of their own).
 const AD_LABELS: &[&str] = &[
     "advert",
+    "advertise here",
     "advertisement",
     "advertisement continue reading below",
     "advertisements",
