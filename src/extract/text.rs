@@ -1315,7 +1315,7 @@ mod tests {
         let html = format!("{body}<div>3 thoughts on “Budget night”</div><p>Me too.</p>");
         assert!(!masked(&html, cut(5)).contains("Me too"));
         // TypePad's heading over the weblogs that link to a post, and WordPress's.
-        for heading in ["TrackBack", "Pingbacks", "About the Author", "About this Entry"] {
+        for heading in ["TrackBack", "Pingbacks", "About the Author", "About this Entry", "Recent Posts"] {
             let html = format!("{body}<h2>{heading}</h2><p>Listed below are links to weblogs.</p>");
             assert!(!masked(&html, cut(5)).contains("Listed below"), "{heading}");
         }
