@@ -790,6 +790,13 @@ const SECTION_END: &[&str] = &[
     "recent comments",
     "featured posts",
     "related topics",
+    // Blogger's stock gadget titles, and the Associated Press's list of links under a story.
+    "search this blog",
+    "follow this blog",
+    "about this blog",
+    "about the blog",
+    "no comments yet",
+    "on the net",
     "share this",
     "share this article",
     "share this story",
@@ -1315,7 +1322,8 @@ mod tests {
         let html = format!("{body}<div>3 thoughts on “Budget night”</div><p>Me too.</p>");
         assert!(!masked(&html, cut(5)).contains("Me too"));
         // TypePad's heading over the weblogs that link to a post, and WordPress's.
-        for heading in ["TrackBack", "Pingbacks", "About the Author", "About this Entry", "Recent Posts"] {
+        for heading in ["TrackBack", "Pingbacks", "About the Author", "About this Entry", "Recent Posts", "On the Net:"]
+        {
             let html = format!("{body}<h2>{heading}</h2><p>Listed below are links to weblogs.</p>");
             assert!(!masked(&html, cut(5)).contains("Listed below"), "{heading}");
         }
