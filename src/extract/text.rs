@@ -1480,6 +1480,22 @@ mod tests {
             proptest::prop_assert!(cut.split_whitespace().count() <= all.split_whitespace().count());
         }
 
+        /// Ad labels in any nesting and among other words: only the labels' blocks go, every
+        /// other word stays.
+        #[test]
+        fn ad_label_mask_removes_only_labels(parts in proptest::collection::vec(0usize..10, 0..60)) {
+            const FRAG: [&str; 10] = [
+                "<div>", "</div>", "<p>", "</p>", "Advertisement", "Sponsored content",
+                "word and more words", "</span>", "<br>", "Advertisement revenue",
+            ];
+            let html: String = parts.iter().map(|&i| FRAG[i]).collect::<Vec<_>>().join(" ");
+            let words = |t: &str| t.split_whitespace().filter(|w| !matches!(*w, "Advertisement" | "Sponsored" | "content")).count();
+            let all = masked(&html, |_, _, _| {});
+            let cut = masked(&html, ad_label_mask);
+            proptest::prop_assert!(cut.split_whitespace().count() <= all.split_whitespace().count());
+            proptest::prop_assert_eq!(words(&cut), words(&all));
+        }
+
         /// Giving up on a block once no phrase continues its words cuts what collecting its
         /// first 24 words cuts, whatever the words (phrases, their beginnings and ends,
         /// numbers, other words) and the nesting.
