@@ -109,7 +109,7 @@ impl Extractor {
     /// `link_run_blocks=2`, `extra_span_ratio=0.5`, `extra_span_min=15.0`,
     /// `multi_item_ratio=0.2`, `title_anchor_ratio=0.3`, `furniture_escape_ratio=0.1`,
     /// `list_min_items=6`,
-    /// `chooser_margin=…` (unset: the margin stored with the model's span chooser: 0.05 for the
+    /// `chooser_margin=…` (unset: the margin stored with the model's span chooser: 0.02 for the
     /// built-in model, a model's own from `pipeline train --chooser`; 0 turns it off),
     /// `max_page_bytes=…`; a switch set to False
     /// or a value set to None keeps the default.

@@ -80,12 +80,19 @@ fn is_item(tag: TagId) -> bool {
 }
 
 /// An item's kind: its tag and the first word of its class with digits left out ("item-1" and
-/// "item-2" are one kind; later class words carry state: "active", "sold-out", a hash). The
-/// class is read by the metadata's attribute reader ([`crate::metadata::attributes`]).
+/// "item-2" are one kind; later class words carry state: "active", "sold-out", a hash), or,
+/// without a class, its id so (an id names one element: a page's `<div id=header>`,
+/// `<div id=nav>`, `<div id=content>` and `<div id=footer>` are no four items of one list,
+/// and taking them for one widened a news.com.au story to its whole page, navigation and all,
+/// dragnet-0442 to -0445; `post-1`, `post-2` still are). The attributes are read by the
+/// metadata's attribute reader ([`crate::metadata::attributes`]).
 fn kind(tag: TagId, raw: &str) -> u64 {
     let attrs = crate::metadata::attributes(raw);
     let class = attrs.iter().find(|(k, _)| k == "class").map_or("", |(_, v)| v.as_ref());
-    let first = class.split_ascii_whitespace().next().unwrap_or("");
+    let mut first = class.split_ascii_whitespace().next().unwrap_or("");
+    if first.is_empty() {
+        first = attrs.iter().find(|(k, _)| k == "id").map_or("", |(_, v)| v.as_ref());
+    }
     let mut buf = [0u8; 64];
     let mut n = 0;
     for &c in first.as_bytes().iter().filter(|c| !c.is_ascii_digit()).take(buf.len()) {
@@ -401,6 +408,12 @@ pub(crate) mod tests {
         assert_ne!(k("<li class=card>"), kind(tags::DIV, "<div class=card>"));
         assert_eq!(k("<li data-class=card>"), k("<li>"));
         assert_eq!(k("<li title=\"a class=card\">"), k("<li>"));
+        // Without a class, the id tells one element from another, and items numbered alike.
+        let d = |raw: &str| kind(tags::DIV, raw);
+        assert_ne!(d("<div id=header>"), d("<div id=footer>"));
+        assert_eq!(d("<div id=post-1>"), d("<div id=post-22>"));
+        assert_eq!(d("<div class=card id=a>"), d("<div class=card id=b>"));
+        assert_eq!(d("<div>"), d("<div>"));
     }
 
     #[test]

@@ -139,7 +139,7 @@ pub struct ExtractOptions {
     /// page's lists or its main element ([`candidates`]: a listing's grid away from its
     /// introduction, a landing page's cards) when it predicts that span's F1 higher by more
     /// than this; 0 turns it off. Unset: the margin stored with the model's chooser (the
-    /// built-in model's: 0.05, chosen by leave-one-dataset-out; models/README.md, "Span
+    /// built-in model's: 0.02, chosen by leave-one-dataset-out; models/README.md, "Span
     /// chooser").
     #[arg(long)]
     pub chooser_margin: Option<f64>,
