@@ -413,7 +413,9 @@ pub(crate) mod tests {
         assert_ne!(d("<div id=header>"), d("<div id=footer>"));
         assert_eq!(d("<div id=post-1>"), d("<div id=post-22>"));
         assert_eq!(d("<div class=card id=a>"), d("<div class=card id=b>"));
-        assert_eq!(d("<div>"), d("<div>"));
+        // Neither: one kind, as every classless item was before.
+        assert_eq!(d("<div>"), d("<div title=a>"));
+        assert_eq!(d("<div id=\"\">"), d("<div>"));
     }
 
     #[test]

@@ -554,13 +554,18 @@ impl PageExtraction<'_> {
         let found = best;
         let chooser = chooser_of(&self.options, self.scorer);
         // The page's headline, for the furniture escape, the title anchor and the chooser's
-        // features.
-        let headline = || {
+        // features: found once, when one of them will read it.
+        let headline = (self.options.furniture_escape_ratio > 0.0
+            || self.options.title_anchor_ratio > 0.0
+            || chooser.is_some()
+            || collect.is_some())
+        .then(|| {
             title
                 .as_deref()
                 .and_then(|t| title_heading(page, tokens, &sink.headings, t))
                 .or(sink.h1.filter(|_| sink.h1_count <= ANCHOR_MAX_H1))
-        };
+        })
+        .flatten();
         if let (Some(b), Some(segs), Some(scores)) = (best, segments.as_deref(), sink.scores.as_deref())
             && self.options.furniture_escape_ratio > 0.0
             && mostly_furniture(page, tokens, scores, b, self.options.drop_more_furniture)
@@ -570,13 +575,11 @@ impl PageExtraction<'_> {
                 tokens,
                 segs,
                 b,
-                headline(),
+                headline,
                 self.options.furniture_escape_ratio,
                 self.options.drop_more_furniture,
             ));
         }
-        let headline =
-            (self.options.title_anchor_ratio > 0.0 || chooser.is_some() || collect.is_some()).then(headline).flatten();
         if let (Some(b), Some(segs), Some(headline)) = (best, segments.as_deref(), headline)
             && self.options.title_anchor_ratio > 0.0
         {
