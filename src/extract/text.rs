@@ -1176,6 +1176,83 @@ pub fn word_count(text: &str) -> usize {
     text.split_whitespace().count()
 }
 
+/// Words a run of lines must hold for a later verbatim copy of it to leave the text
+/// ([`drop_repeated_passages`]). Prose does not repeat 300 words line for line; a page that
+/// renders one section once per screen size does (Framer's `ssr-variant` blocks, hidden at
+/// two breakpoints of three, print their article three times). Over every dataset page, a copy
+/// of 300 words or more was left on 8 pages, all of whose golds keep one copy; at 150–250
+/// words, meal plans, code samples in several languages and price tables whose golds keep every
+/// copy start to fall (models/README.md, "Span chooser", session 40).
+pub const REPEAT_MIN_WORDS: usize = 300;
+
+/// Drops each later verbatim copy (line for line, in order) of a run of lines holding
+/// [`REPEAT_MIN_WORDS`] words or more; the first copy stays. Bounded work: each line is
+/// matched against at most four earlier lines of the same text, and every extension of a match
+/// is paid from a budget of a few comparisons per line.
+pub fn drop_repeated_passages(text: &mut String) {
+    if text.split_whitespace().nth(2 * REPEAT_MIN_WORDS - 1).is_none() {
+        return;
+    }
+    // The non-blank lines: (byte range in `text`, words).
+    let lines: Vec<(usize, usize, usize)> = text
+        .split('\n')
+        .scan(0usize, |at, l| {
+            let start = *at;
+            *at += l.len() + 1;
+            Some((start, start + l.len()))
+        })
+        .filter(|&(s, e)| !text[s..e].trim().is_empty())
+        .map(|(s, e)| (s, e, text[s..e].split_whitespace().count()))
+        .collect();
+    let line = |i: usize| text[lines[i].0..lines[i].1].trim();
+    let mut seen: std::collections::HashMap<&str, [usize; 4]> = std::collections::HashMap::new();
+    let mut drop = vec![false; lines.len()];
+    let mut budget = 64 * lines.len();
+    let mut i = 0;
+    while i < lines.len() && budget > 0 {
+        // The longest copy starting here of a run that starts at an earlier occurrence.
+        let mut best = (0usize, 0usize);
+        let earlier = seen.get(line(i)).copied().unwrap_or([usize::MAX; 4]);
+        for p in earlier.into_iter().filter(|&p| p < i) {
+            let (mut n, mut words) = (0, 0);
+            while i + n < lines.len() && p + n < i && !drop[p + n] && budget > 0 && line(p + n) == line(i + n) {
+                words += lines[i + n].2;
+                n += 1;
+                budget -= 1;
+            }
+            if words > best.1 {
+                best = (n, words);
+            }
+        }
+        let slots = seen.entry(line(i)).or_insert([usize::MAX; 4]);
+        if let Some(free) = slots.iter_mut().find(|s| **s == usize::MAX) {
+            *free = i;
+        }
+        if best.1 >= REPEAT_MIN_WORDS {
+            drop[i..i + best.0].fill(true);
+            i += best.0;
+        } else {
+            i += 1;
+            budget = budget.saturating_sub(1);
+        }
+    }
+    if !drop.contains(&true) {
+        return;
+    }
+    // Kept lines, paragraphs apart by a blank line as before.
+    let mut out = String::with_capacity(text.len());
+    let mut last_end = None;
+    for (&(s, e, _), _) in lines.iter().zip(&drop).filter(|(_, d)| !**d) {
+        if let Some(prev) = last_end {
+            // The separator the text had after the line kept before (one or two newlines).
+            out.push_str(if text[prev..s].matches('\n').count() > 1 { "\n\n" } else { "\n" });
+        }
+        out.push_str(&text[s..e]);
+        last_end = Some(e);
+    }
+    *text = out;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1367,6 +1444,33 @@ mod tests {
         }
     }
 
+    /// A passage printed once per screen size leaves its later copies; a shorter repeat, a
+    /// passage repeated in another order, and the text around the copies stay.
+    #[test]
+    fn a_long_passage_rendered_twice_is_kept_once() {
+        // Three paragraphs of 110 words each: 330 words, above REPEAT_MIN_WORDS.
+        let para = |k: usize| (0..110).map(|i| format!("w{k}x{i}")).collect::<Vec<_>>().join(" ");
+        let passage = format!("{}\n\n{}\n\n{}", para(1), para(2), para(3));
+        let mut text = format!("Intro line.\n\n{passage}\n\nBetween.\n\n{passage}\n\nOutro.");
+        drop_repeated_passages(&mut text);
+        assert_eq!(text, format!("Intro line.\n\n{passage}\n\nBetween.\n\nOutro."));
+        // Three copies (Framer's three breakpoints): one stays.
+        let mut text = format!("{passage}\n{passage}\n{passage}");
+        drop_repeated_passages(&mut text);
+        assert_eq!(text, passage);
+        // Two of the three paragraphs (220 words) repeated: below the bound, kept; so is the
+        // whole passage again in another order.
+        const { assert!(220 < REPEAT_MIN_WORDS && REPEAT_MIN_WORDS <= 330) };
+        for kept in [
+            format!("{passage}\n\nx\n\n{}\n\n{}", para(1), para(2)),
+            format!("{passage}\n\n{}\n\n{}\n\n{}", para(3), para(2), para(1)),
+        ] {
+            let mut text = kept.clone();
+            drop_repeated_passages(&mut text);
+            assert_eq!(text, kept);
+        }
+    }
+
     /// A main column inside a layout element named for its sidebar (Vox Media's
     /// `l-sidebar-fixed`) is no furniture; the rail beside it is, and so is furniture inside
     /// a main element, or one whose name says both.
@@ -1496,6 +1600,50 @@ mod tests {
             let cut = masked(&html, ad_label_mask);
             proptest::prop_assert!(cut.split_whitespace().count() <= all.split_whitespace().count());
             proptest::prop_assert_eq!(words(&cut), words(&all));
+        }
+
+        /// Any text of repeated and fresh lines: the copies dropped are later ones only, so every
+        /// distinct line stays, in the order of its first appearance, and a second pass drops
+        /// nothing more.
+        #[test]
+        fn repeated_passages_leave_only_later_copies(
+            base in proptest::collection::vec(0usize..6, 0..40),
+            between in proptest::collection::vec(0usize..6, 0..6),
+            copies in 0usize..4,
+            seps in proptest::collection::vec(proptest::bool::ANY, 200),
+        ) {
+            // 30-word lines, so that ten of them make a passage that repeats.
+            let long = |w: &str| vec![w; 30].join(" ");
+            let (a, b) = (long("alpha"), long("beta"));
+            let lines: [&str; 6] = [&a, &b, "short", "the third line of words, ten of them in all here", "   ", "x y"];
+            let mut order: Vec<usize> = base.clone();
+            for _ in 0..copies {
+                order.extend(&between);
+                order.extend(&base);
+            }
+            let mut text = String::new();
+            for (i, &p) in order.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(if seps[i % seps.len()] { "\n\n" } else { "\n" });
+                }
+                text.push_str(lines[p]);
+            }
+            let distinct = |t: &str| {
+                let mut v: Vec<String> = Vec::new();
+                for l in t.split('\n').map(str::trim).filter(|l| !l.is_empty()) {
+                    if !v.iter().any(|x| x == l) {
+                        v.push(l.to_string());
+                    }
+                }
+                v
+            };
+            let mut once = text.clone();
+            drop_repeated_passages(&mut once);
+            proptest::prop_assert_eq!(distinct(&once), distinct(&text));
+            proptest::prop_assert!(once.len() <= text.len());
+            let mut twice = once.clone();
+            drop_repeated_passages(&mut twice);
+            proptest::prop_assert_eq!(twice, once);
         }
 
         /// Giving up on a block once no phrase continues its words cuts what collecting its
