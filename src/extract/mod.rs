@@ -590,6 +590,7 @@ impl PageExtraction<'_> {
         // link lists (its items lead with links).
         let list_options = || ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
         let mut chosen_list = None;
+        let collecting = collect.is_some();
         // The widening of the span the chooser saw, kept unless the chooser takes another span.
         let mut widened: Option<Option<lists::Widening>> = None;
         if let (Some(b), Some(scores)) = (best, sink.scores.as_deref())
@@ -695,7 +696,11 @@ impl PageExtraction<'_> {
             out = render_spans(page, tokens, &spans, &list_options(), dropped.as_deref());
         }
         // A page that renders a section once per screen size gives it once per screen size.
-        if self.options.drop_boilerplate {
+        // The chooser's training candidates (`end_with_candidates`) are scored before this
+        // step, as every candidate but the first always was: it follows whichever span is
+        // chosen, and a refit of the trees for it would be a draw (models/README.md, "Span
+        // chooser", session 40).
+        if self.options.drop_boilerplate && !collecting {
             text::drop_repeated_passages(&mut out);
         }
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
@@ -1580,6 +1585,29 @@ mod tests {
         // A page that names no main element: nothing to choose.
         let got = run(&html("", ""), ExtractOptions::default());
         assert!(got.contains("hero0") && !got.contains("sports0"), "{got}");
+    }
+
+    #[test]
+    fn a_passage_printed_twice_is_output_once_and_scored_for_the_chooser_as_it_was() {
+        // The article, then its copy for another screen size: 330 words, above the bound.
+        let passage: String = (1..=3).map(|k| format!("<p>{}.</p>", words(&format!("p{k}x"), 110))).collect();
+        let html = format!(
+            "<html><body><main><h1>The title</h1>{passage}<div class=\"ssr-variant hidden-x\">{passage}</div></main></body></html>"
+        );
+        let scorer = SimpleScorer::new(SimpleScorerConfig::default());
+        let copies = |text: &str| text.matches("p2x0 ").count();
+        let ex = Extractor::new(&scorer, ExtractOptions::default());
+        let out = ex.extract(html.as_bytes(), None).unwrap().text;
+        assert_eq!(copies(&out), 1, "{out}");
+        assert!(out.contains("p1x0 ") && out.contains("p3x109."), "{out}");
+        let keep = ExtractOptions { drop_boilerplate: false, ..ExtractOptions::default() };
+        assert_eq!(copies(&Extractor::new(&scorer, keep).extract(html.as_bytes(), None).unwrap().text), 2);
+        // The chooser's training candidates read the output before the step.
+        let mut page = ex.page_with_size_hint(None, html.len());
+        page.write(html.as_bytes()).unwrap();
+        let (x, cands) = page.end_with_candidates().unwrap();
+        assert_eq!(copies(&x.text), 2);
+        assert!(cands.iter().all(|(_, t)| copies(t) != 1), "{cands:?}");
     }
 
     #[test]
