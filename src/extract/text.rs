@@ -1180,9 +1180,9 @@ pub fn word_count(text: &str) -> usize {
 /// ([`drop_repeated_passages`]). Prose does not repeat 300 words line for line; a page that
 /// renders one section once per screen size does (Framer's `ssr-variant` blocks, hidden at
 /// two breakpoints of three, print their article three times). Over every dataset page, a copy
-/// of 300 words or more was left on 8 pages, all of whose golds keep one copy; at 150–250
-/// words, meal plans, code samples in several languages and price tables whose golds keep every
-/// copy start to fall (models/README.md, "Span chooser", session 40).
+/// of 300 words or more was left on 8 pages, each of which scores higher without it; at
+/// 150–250 words, meal plans, code samples in several languages and price tables whose golds
+/// keep every copy start to fall (models/README.md, "Span chooser", session 40).
 pub const REPEAT_MIN_WORDS: usize = 300;
 
 /// Drops each later verbatim copy (line for line, in order) of a run of lines holding
