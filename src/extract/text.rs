@@ -1204,7 +1204,8 @@ pub fn drop_repeated_passages(text: &mut String) {
         .filter(|&(s, e)| !text[s..e].trim().is_empty())
         .map(|(s, e)| (s, e, text[s..e].split_whitespace().count()))
         .collect();
-    let line = |i: usize| text[lines[i].0..lines[i].1].trim();
+    // Lines compare trimmed; the kept ones are written as they were.
+    let keys: Vec<&str> = lines.iter().map(|&(s, e, _)| text[s..e].trim()).collect();
     let mut seen: std::collections::HashMap<&str, [usize; 4]> = std::collections::HashMap::new();
     let mut drop = vec![false; lines.len()];
     let mut budget = 64 * lines.len();
@@ -1212,10 +1213,10 @@ pub fn drop_repeated_passages(text: &mut String) {
     while i < lines.len() && budget > 0 {
         // The longest copy starting here of a run that starts at an earlier occurrence.
         let mut best = (0usize, 0usize);
-        let earlier = seen.get(line(i)).copied().unwrap_or([usize::MAX; 4]);
+        let earlier = seen.get(keys[i]).copied().unwrap_or([usize::MAX; 4]);
         for p in earlier.into_iter().filter(|&p| p < i) {
             let (mut n, mut words) = (0, 0);
-            while i + n < lines.len() && p + n < i && !drop[p + n] && budget > 0 && line(p + n) == line(i + n) {
+            while i + n < lines.len() && p + n < i && !drop[p + n] && budget > 0 && keys[p + n] == keys[i + n] {
                 words += lines[i + n].2;
                 n += 1;
                 budget -= 1;
@@ -1224,7 +1225,7 @@ pub fn drop_repeated_passages(text: &mut String) {
                 best = (n, words);
             }
         }
-        let slots = seen.entry(line(i)).or_insert([usize::MAX; 4]);
+        let slots = seen.entry(keys[i]).or_insert([usize::MAX; 4]);
         if let Some(free) = slots.iter_mut().find(|s| **s == usize::MAX) {
             *free = i;
         }
