@@ -620,10 +620,57 @@ impl Reader<'_> {
 }
 
 /// The key a page's memory is kept under: its URL's host (lower case, without `www.`).
+///
+/// A page replayed from a web archive is keyed by the host it was captured from: in
+/// `https://web.archive.org/web/20090301020158/http://arstechnica.com/…` the site is
+/// arstechnica.com, not the archive, whose replays of every site would otherwise share one
+/// memory (and one bootstrap source). Wayback rewrites every link of a replayed page, its
+/// `<link rel=canonical>` too, so a crawl or a pool of archived pages meets these URLs
+/// everywhere (big9 holds 276 such pages).
 pub fn host_key(url: &str) -> Option<String> {
     let u = url::Url::parse(url).ok()?;
     let h = u.host_str()?.to_ascii_lowercase();
+    let h = archived_host(&u, &h).unwrap_or(h);
     Some(h.strip_prefix("www.").map(str::to_string).unwrap_or(h))
+}
+
+/// The original host of a Wayback replay URL: a path segment that is a capture timestamp (4 to
+/// 14 digits, with or without a replay flag such as `id_`), followed by the captured URL. The
+/// captured URL must carry its scheme, unless the replaying host is the Internet Archive's or
+/// Archive-It's, so that an ordinary path such as `/2009/example.com-review` stays the site's.
+fn archived_host(u: &url::Url, host: &str) -> Option<String> {
+    let path = u.path();
+    let archive = ["archive.org", "archive-it.org"]
+        .iter()
+        .any(|a| host.strip_suffix(a).is_some_and(|sub| sub.is_empty() || sub.ends_with('.')));
+    let mut rest = path;
+    while let Some(seg_end) = rest.get(1..).and_then(|r| r.find('/')).map(|i| i + 1) {
+        let seg = &rest[1..seg_end];
+        let digits = seg.bytes().take_while(u8::is_ascii_digit).count();
+        let flag = &seg[digits..];
+        let stamp = (4..=14).contains(&digits) && (flag.is_empty() || (flag.len() == 3 && flag.ends_with('_')));
+        let captured = &rest[seg_end + 1..];
+        if stamp && !captured.is_empty() {
+            let lower = captured.to_ascii_lowercase();
+            let with_scheme = lower.starts_with("http:/") || lower.starts_with("https:/");
+            if with_scheme || archive {
+                // `http:/x` (a slash lost to path normalisation) reads as `http://x`.
+                let after = lower.split_once(':').map_or(lower.as_str(), |(_, a)| a).trim_start_matches('/');
+                let candidate = if with_scheme { format!("http://{after}") } else { format!("http://{lower}") };
+                // Archive-It puts a collection number before the timestamp: read on.
+                let parsed = url::Url::parse(&candidate).ok();
+                if let Some(h) = parsed
+                    .as_ref()
+                    .and_then(|p| p.host_str())
+                    .filter(|h| with_scheme || (h.contains('.') && !h.bytes().all(|b| b.is_ascii_digit() || b == b'.')))
+                {
+                    return Some(h.to_ascii_lowercase());
+                }
+            }
+        }
+        rest = &rest[seg_end..];
+    }
+    None
 }
 
 #[cfg(test)]
@@ -819,6 +866,28 @@ mod tests {
         assert_eq!(host_key("not a url"), None);
     }
 
+    /// A replayed page belongs to the site it was captured from, whichever archive replays it
+    /// and however the capture's URL is written.
+    #[test]
+    fn archived_pages_are_keyed_by_the_captured_host() {
+        for url in [
+            "https://web.archive.org/web/20090301020158/http://arstechnica.com/tech-policy/news/x.ars",
+            "https://web-beta.archive.org/web/20090301020158/http://www.arstechnica.com/",
+            "http://web.archive.org/web/2009id_/https://ArsTechnica.com/a?b=1",
+            "https://web.archive.org/web/20090301020158/arstechnica.com/a/b",
+            "https://wayback.archive-it.org/1234/20090301020158/http://arstechnica.com/a",
+            "https://replay.example.org/collection/20090301020158im_/http:/arstechnica.com/a",
+        ] {
+            assert_eq!(host_key(url).as_deref(), Some("arstechnica.com"), "{url}");
+        }
+        // The archive's own pages, and paths that merely hold a year, stay where they are.
+        assert_eq!(host_key("https://web.archive.org/about/").as_deref(), Some("web.archive.org"));
+        assert_eq!(host_key("https://web.archive.org/web/*/arstechnica.com").as_deref(), Some("web.archive.org"));
+        assert_eq!(host_key("https://news.test/2009/example.com-review").as_deref(), Some("news.test"));
+        assert_eq!(host_key("https://news.test/2009/12/story").as_deref(), Some("news.test"));
+        assert_eq!(host_key("https://web.archive.org/web/2009/").as_deref(), Some("web.archive.org"));
+    }
+
     proptest::proptest! {
         /// Damaged state bytes give an error, never a panic or a huge allocation.
         #[test]
@@ -828,6 +897,17 @@ mod tests {
             let mut raw = MAGIC.to_vec();
             raw.extend_from_slice(&bytes);
             let _ = SiteMemory::from_bytes(&zstd::encode_all(raw.as_slice(), 1).unwrap(), o);
+        }
+
+        /// Any replay-shaped URL gives a key or none, never a panic; a key is lower case.
+        #[test]
+        fn any_archived_url_keys_cleanly(stamp in "[0-9]{0,16}(id_|im_|x)?", rest in "\\PC{0,40}", scheme in "(https?:/{0,3})?") {
+            for base in ["https://web.archive.org/web/", "https://replay.test/c/"] {
+                let url = format!("{base}{stamp}/{scheme}{rest}");
+                if let Some(k) = host_key(&url) {
+                    proptest::prop_assert_eq!(k.to_ascii_lowercase(), k);
+                }
+            }
         }
 
         #[test]

@@ -833,11 +833,7 @@ pub enum GroupBy {
     None,
 }
 
-/// The host of a URL, without `www.`.
-pub fn url_host(url: &str) -> Option<String> {
-    let host = url::Url::parse(url).ok()?.host_str()?.to_ascii_lowercase();
-    Some(host.strip_prefix("www.").map(str::to_string).unwrap_or(host))
-}
+use crate::site_memory::host_key as url_host;
 
 /// The source of a page without a URL: the host of `<link rel=canonical>`, else
 /// `og:site_name`, else the most frequent host among absolute links.
