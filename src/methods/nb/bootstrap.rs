@@ -980,6 +980,22 @@ mod source_tests {
         assert_eq!(group_of(GroupBy::Site, Some("http://www.x.test/p"), Some("X"), b""), "X");
     }
 
+    /// A page replayed by the Wayback Machine has every link rewritten to the archive, its
+    /// canonical link too: its source is the site it was captured from (big9's archived
+    /// arstechnica pages were one source, `web-beta.archive.org`, before session 41).
+    #[test]
+    fn an_archived_page_is_a_page_of_the_captured_site() {
+        let canonical =
+            b"<link rel=canonical href='https://web-beta.archive.org/web/20090301020158/http://arstechnica.com/a.ars'>";
+        assert_eq!(guess_source(canonical).as_deref(), Some("arstechnica.com"));
+        let links = b"<a href='https://web.archive.org/web/2009/http://www.bbc.co.uk/1'>x</a>\
+                      <a href='https://web.archive.org/web/2009/http://www.bbc.co.uk/2'>y</a>\
+                      <a href='https://web.archive.org/web/2009/http://example.test/'>z</a>";
+        assert_eq!(guess_source(links).as_deref(), Some("bbc.co.uk"));
+        let replay = "https://web.archive.org/web/20130101000000/http://www.cnn.com/2013/story";
+        assert_eq!(group_of(GroupBy::Host, Some(replay), None, b""), "cnn.com");
+    }
+
     #[test]
     fn template_clusters_split_a_redesigned_host() {
         let old = "<div class='header'><div class='story-body'><p class='byline'><div class='footer-links'>";
