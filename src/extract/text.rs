@@ -1042,6 +1042,9 @@ static SECTION_END_SORTED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 /// and "related" lists whose prose looks like article text to the token scores, and the
 /// unnamed ones escape the furniture filter, but sites head them with a handful of stock
 /// phrases. A heading before `min_words_before` words (a teaser box above the article) is kept.
+/// A heading over a box of a few links after which the story goes on in the same element
+/// ([`link_box_end`]: "Read Next" and a link between two halves of a how-to) drops only the
+/// box (session 41: train 9 pages up, 1 down, wcxb-4661 0.12 → 1.00; dev 2 up).
 pub fn section_end_mask(page: &str, tokens: &[Token], keep: &mut [bool], min_words_before: usize) {
     section_end_mask_pruned(page, tokens, keep, min_words_before, true);
 }
@@ -1081,6 +1084,9 @@ fn section_end_mask_pruned(page: &str, tokens: &[Token], keep: &mut [bool], min_
                     d = next;
                     j += 1;
                 }
+                // A link box inside the story ("Read Next" over a link or two, then the story
+                // goes on): only the heading and its links go.
+                let j = if heads_comments(text.trim_end()) { j } else { link_box_end(tokens, i, j).unwrap_or(j) };
                 keep[start..j].iter_mut().for_each(|k| *k = false);
                 // Resume at token j (j ≥ i: always progresses).
                 i = j;
@@ -1119,6 +1125,105 @@ fn section_end_mask_pruned(page: &str, tokens: &[Token], keep: &mut [bool], min_
         i += 1;
     }
 }
+
+/// Does a section-end heading open comments (or a blog's other furniture) rather than a box of
+/// links? Comments follow their heading as prose under a linked name, which [`link_box_end`]
+/// would read as the story going on.
+fn heads_comments(text: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "comment",
+        "komment",
+        "coment",
+        "koment",
+        "коммент",
+        "комент",
+        "reply",
+        "respon",
+        "réponse",
+        "risposta",
+        "resposta",
+        "reactie",
+        "yanıt",
+        "yorum",
+        "discussion",
+        "conversation",
+        "trackback",
+        "pingback",
+        "thoughts",
+        "gedanken",
+        "réflexions",
+        "pensieri",
+        "pensamentos",
+        "gedachten",
+        "댓글",
+        "コ メ ン ト",
+        "评 论",
+        "評 論",
+        "about",
+        "blog",
+        "on the net",
+    ];
+    MARKS.iter().any(|m| text.contains(m))
+}
+
+/// Where a box of links that a section-end heading opens ends, when the story goes on after it
+/// inside the same element (tokens `from..to`): at most [`LINK_BOX_ITEMS`] blocks mostly of
+/// link words, then at least [`LINK_BOX_PROSE`] words in blocks that are not. None otherwise.
+fn link_box_end(tokens: &[Token], from: usize, to: usize) -> Option<usize> {
+    let (mut items, mut box_end, mut prose, mut in_box, mut after_links) = (0usize, from, 0usize, true, 0usize);
+    let (mut words, mut link_words, mut in_a) = (0usize, 0usize, 0usize);
+    for i in from..=to.min(tokens.len()) {
+        let t = tokens.get(i).filter(|_| i < to);
+        let boundary = t.is_none_or(|t| t.kind.is_tag() && tags::is_block(t.tag));
+        if boundary {
+            if words > 0 {
+                let linky = 2 * link_words > words;
+                if in_box && linky {
+                    items += 1;
+                    box_end = i;
+                    if items > LINK_BOX_ITEMS {
+                        return None;
+                    }
+                } else if in_box && items == 0 {
+                    // Prose right under the heading: no box of links.
+                    return None;
+                } else {
+                    in_box = false;
+                    if linky {
+                        // Links and summaries taking turns: a list of teasers, not the story.
+                        after_links += 1;
+                        if after_links > LINK_BOX_LINKS_AFTER {
+                            return None;
+                        }
+                    } else {
+                        prose += words;
+                    }
+                }
+            }
+            (words, link_words) = (0, 0);
+        }
+        let Some(t) = t else { break };
+        match t.kind {
+            TokenKind::StartTag if t.tag == tags::A => in_a += 1,
+            TokenKind::EndTag if t.tag == tags::A => in_a = in_a.saturating_sub(1),
+            TokenKind::Word => {
+                words += 1;
+                if in_a > 0 {
+                    link_words += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    (items > 0 && prose >= LINK_BOX_PROSE).then_some(box_end)
+}
+
+/// The most blocks of links a link box inside the story holds ([`link_box_end`]).
+const LINK_BOX_ITEMS: usize = 6;
+/// The most blocks of links after it for the story to go on ([`link_box_end`]).
+const LINK_BOX_LINKS_AFTER: usize = 1;
+/// The fewest words of prose after it for the story to go on ([`link_box_end`]).
+const LINK_BOX_PROSE: usize = 60;
 
 /// What an ad slot leaves in the text when its ad is not loaded: the label above it, the
 /// "continue reading" line below it; and the "Click to expand…" of a collapsed forum quote
@@ -1389,6 +1494,43 @@ mod tests {
         ] {
             assert_eq!(is_modal(tag), modal, "{tag}");
         }
+    }
+
+    #[test]
+    fn a_box_of_links_inside_the_story_leaves_the_rest_of_the_story() {
+        let para = |w: &str| format!("<p>{}.</p>", (0..40).map(|i| format!("{w}{i}")).collect::<Vec<_>>().join(" "));
+        let cut = |p: &str, t: &[Token], k: &mut [bool]| section_end_mask(p, t, k, 5);
+        // "Read Next" over a link, then the story goes on: only the box goes.
+        let story = format!(
+            "<div class=body>{}<h3>Read Next</h3><p><a href=/x>Seven plants for a shady garden</a></p>{}{}</div>",
+            para("first"),
+            para("second"),
+            para("third")
+        );
+        let got = masked(&story, cut);
+        assert!(got.contains("first0") && got.contains("second0") && got.contains("third39"), "{got}");
+        assert!(!got.contains("Seven plants") && !got.contains("Read Next"), "{got}");
+        // Teasers (a link, then its summary, over and over) are a list, not the story.
+        let teaser = |i: usize| format!("<p><a href=/t{i}>Teaser {i}</a></p>{}", para(&format!("summary{i}x")));
+        let teasers = format!(
+            "<div class=body>{}<h3>Read Next</h3>{}</div>",
+            para("first"),
+            (0..3).map(teaser).collect::<String>()
+        );
+        assert!(!masked(&teasers, cut).contains("summary0x0"));
+        // Prose right under the heading, and a comment section's linked names over their
+        // comments, are not boxes of links.
+        let prose =
+            format!("<div class=body>{}<h3>Related</h3>{}{}</div>", para("first"), para("second"), para("third"));
+        assert!(!masked(&prose, cut).contains("second0"));
+        let comments = story.replace("Read Next", "Comments").replace("Seven plants for a shady garden", "Jane");
+        assert!(!masked(&comments, cut).contains("second0"));
+        // More links than a box holds: the section ends as before.
+        let many = story.replace(
+            "<p><a href=/x>Seven plants for a shady garden</a></p>",
+            &(0..7).map(|i| format!("<p><a href=/x{i}>Link {i} here</a></p>")).collect::<String>(),
+        );
+        assert!(!masked(&many, cut).contains("second0"));
     }
 
     #[test]
