@@ -2,6 +2,7 @@
 //! `<HR>` constraint (§6.2.3) and the output layout (original spelling, whitespace collapsed,
 //! paragraph breaks at block-level boundaries, lines kept inside `<pre>`).
 
+use std::ops::ControlFlow;
 use std::sync::LazyLock;
 
 use crate::html::tags::{self, TagId};
@@ -665,11 +666,22 @@ fn element_mask(page: &str, tokens: &[Token], keep: &mut [bool], drop: impl Fn(T
 /// Calls `f(start, end, words, link_words, links)` for every block of `tokens` (the tokens
 /// between two block-level tags), in order: the link counts both link filters judge by.
 fn for_each_block(tokens: &[Token], mut f: impl FnMut(usize, usize, usize, usize, usize)) {
+    let _ = try_for_each_block(tokens, |start, end, words, link_words, links| {
+        f(start, end, words, link_words, links);
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// [`for_each_block`], stopping when `f` breaks (with its value).
+fn try_for_each_block<B>(
+    tokens: &[Token],
+    mut f: impl FnMut(usize, usize, usize, usize, usize) -> ControlFlow<B>,
+) -> ControlFlow<B> {
     let (mut start, mut words, mut link_words, mut links, mut in_a) = (0usize, 0usize, 0usize, 0usize, 0usize);
     for (i, t) in tokens.iter().enumerate() {
         match t.kind {
             TokenKind::StartTag | TokenKind::EndTag if tags::is_block(t.tag) => {
-                f(start, i, words, link_words, links);
+                f(start, i, words, link_words, links)?;
                 (start, words, link_words, links) = (i, 0, 0, 0);
             }
             TokenKind::StartTag if t.tag == tags::A => {
@@ -686,7 +698,7 @@ fn for_each_block(tokens: &[Token], mut f: impl FnMut(usize, usize, usize, usize
             _ => {}
         }
     }
-    f(start, tokens.len(), words, link_words, links);
+    f(start, tokens.len(), words, link_words, links)
 }
 
 /// Drops link lists inside the span: a block (text between block-level boundaries) with at
@@ -1171,51 +1183,35 @@ fn heads_comments(text: &str) -> bool {
 /// link words, then at least [`LINK_BOX_PROSE`] words in blocks that are not. None otherwise.
 fn link_box_end(tokens: &[Token], from: usize, to: usize) -> Option<usize> {
     let (mut items, mut box_end, mut prose, mut in_box, mut after_links) = (0usize, from, 0usize, true, 0usize);
-    let (mut words, mut link_words, mut in_a) = (0usize, 0usize, 0usize);
-    for i in from..=to.min(tokens.len()) {
-        let t = tokens.get(i).filter(|_| i < to);
-        let boundary = t.is_none_or(|t| t.kind.is_tag() && tags::is_block(t.tag));
-        if boundary {
-            if words > 0 {
-                let linky = 2 * link_words > words;
-                if in_box && linky {
-                    items += 1;
-                    box_end = i;
-                    if items > LINK_BOX_ITEMS {
-                        return None;
-                    }
-                } else if in_box && items == 0 {
-                    // Prose right under the heading: no box of links.
-                    return None;
-                } else {
-                    in_box = false;
-                    if linky {
-                        // Links and summaries taking turns: a list of teasers, not the story.
-                        after_links += 1;
-                        if after_links > LINK_BOX_LINKS_AFTER {
-                            return None;
-                        }
-                    } else {
-                        prose += words;
-                    }
-                }
-            }
-            (words, link_words) = (0, 0);
+    let walk = try_for_each_block(&tokens[from..to.min(tokens.len())], |_, end, words, link_words, _| {
+        if words == 0 {
+            return ControlFlow::Continue(());
         }
-        let Some(t) = t else { break };
-        match t.kind {
-            TokenKind::StartTag if t.tag == tags::A => in_a += 1,
-            TokenKind::EndTag if t.tag == tags::A => in_a = in_a.saturating_sub(1),
-            TokenKind::Word => {
-                words += 1;
-                if in_a > 0 {
-                    link_words += 1;
-                }
+        let linky = 2 * link_words > words;
+        if in_box && linky {
+            items += 1;
+            box_end = from + end;
+            if items > LINK_BOX_ITEMS {
+                return ControlFlow::Break(());
             }
-            _ => {}
+        } else if in_box && items == 0 {
+            // Prose right under the heading: no box of links.
+            return ControlFlow::Break(());
+        } else {
+            in_box = false;
+            if linky {
+                // Links and summaries taking turns: a list of teasers, not the story.
+                after_links += 1;
+                if after_links > LINK_BOX_LINKS_AFTER {
+                    return ControlFlow::Break(());
+                }
+            } else {
+                prose += words;
+            }
         }
-    }
-    (items > 0 && prose >= LINK_BOX_PROSE).then_some(box_end)
+        ControlFlow::Continue(())
+    });
+    (walk.is_continue() && items > 0 && prose >= LINK_BOX_PROSE).then_some(box_end)
 }
 
 /// The most blocks of links a link box inside the story holds ([`link_box_end`]).
