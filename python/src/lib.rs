@@ -106,7 +106,7 @@ impl Extractor {
     /// the CLI's own definition of them (`ExtractOptions`): `hr=True`, `clean=True`,
     /// `keep_boilerplate=True`, `keep_link_blocks=True`, `keep_hidden_microdata=True`,
     /// `keep_modals=True`, `keep_more_furniture=True`, `no_metadata=True`, `section_end_words=30`,
-    /// `link_run_blocks=2`, `extra_span_ratio=0.5`, `extra_span_min=15.0`,
+    /// `link_run_blocks=2`, `extra_span_ratio=0` (off), `extra_span_min=15.0`,
     /// `multi_item_ratio=0.2`, `title_anchor_ratio=0.3`, `furniture_escape_ratio=0.1`,
     /// `list_min_items=6`,
     /// `chooser_margin=…` (unset: the margin stored with the model's span chooser: 0.02 for the
