@@ -82,8 +82,8 @@ pub struct ExtractOptions {
     /// 1999) whose value is at least this fraction of the best span's: the items of a
     /// listing, a forum's posts, an article split by an embed. 0 turns it off (one span, as
     /// in the paper). Default: 0, chosen by leave-one-dataset-out (`pipeline tune`,
-    /// docs/evaluation.md): 0.5 with [`extra_span_min`](Self::extra_span_min) 15 from session 5
-    /// to 40; since the learned chooser and the list widening take a listing's items and a
+    /// docs/evaluation.md): 0.5 with [`extra_span_min`](Self::extra_span_min) 15 until session
+    /// 40; since the learned chooser and the list widening take a listing's items and a
     /// forum's posts, every fold takes one span (session 41: mean of the left-out folds 0.9198
     /// → 0.9208, the chooser refitted).
     #[arg(long, default_value_t = ExtractOptions::default().extra_span_ratio)]
@@ -661,7 +661,7 @@ impl PageExtraction<'_> {
             }
             _ => span.into_iter().collect(),
         };
-        // Whether `out` was read as a list is (with its link lists), for the furniture check below.
+        // Whether `out` was read as a list (with its link lists), for the furniture check below.
         let mut as_list = chosen_list.is_some();
         let mut out = match chosen_list {
             // The list as the chooser's check read it (unless the `<hr>` cut it).
