@@ -701,32 +701,28 @@ impl PageExtraction<'_> {
         if out.is_empty() && (self.options.drop_link_blocks || self.options.link_run_blocks > 0) {
             out = render_spans(page, tokens, &spans, &list_options(), dropped.as_deref());
         }
-        // A span the furniture names (nearly) empty was misread by them, not by the scores: the
-        // story sits in an element whose class also names furniture (`<article class="post-article
-        // js-post-gallery main">`, a Genesis theme's `content-sidebar-wrap`), or the span is a
-        // forum's thread, whose posts sit in `comments`. Read without the first furniture list,
-        // it is taken when that gives many times the words (models/README.md, "Span chooser",
-        // session 41). Not while collecting the chooser's candidates, which are scored as the
-        // filters leave them, as before.
-        if self.options.drop_boilerplate
-            && !collecting
-            && text::word_count(&out) < FURNITURE_EMPTIED_WORDS
-            && !spans.is_empty()
-        {
-            let o = if as_list { list_options() } else { self.options.clone() };
-            let o = ExtractOptions { drop_boilerplate: false, ..o };
-            let whole = render_spans(page, tokens, &spans, &o, dropped.as_deref());
-            let n = text::word_count(&whole);
-            if n >= FURNITURE_EMPTIED_MIN_WHOLE && n >= FURNITURE_EMPTIED_FACTOR * text::word_count(&out) {
-                out = whole;
-            }
-        }
-        // A page that renders a section once per screen size gives it once per screen size.
-        // The chooser's training candidates (`end_with_candidates`) are scored before this
-        // step, as every candidate but the first always was: it follows whichever span is
-        // chosen, and a refit of the trees for it would be a draw (models/README.md, "Span
-        // chooser", session 40).
+        // Two steps on the rendered text, not taken while collecting the chooser's candidates:
+        // they are scored as the filters leave them, as every candidate but the first always
+        // was (a refit of the trees for these steps would be a draw; models/README.md, "Span
+        // chooser", sessions 40 and 41).
         if self.options.drop_boilerplate && !collecting {
+            // A span the furniture names (nearly) empty was misread by them, not by the scores:
+            // the story sits in an element whose class also names furniture (`<article
+            // class="post-article js-post-gallery main">`, a Genesis theme's
+            // `content-sidebar-wrap`), or the span is a forum's thread, whose posts sit in
+            // `comments`. Read without the first furniture list, it is taken when that gives
+            // many times the words.
+            let filtered = text::word_count(&out);
+            if filtered < FURNITURE_EMPTIED_WORDS && !spans.is_empty() {
+                let o = if as_list { list_options() } else { self.options.clone() };
+                let o = ExtractOptions { drop_boilerplate: false, ..o };
+                let whole = render_spans(page, tokens, &spans, &o, dropped.as_deref());
+                let n = text::word_count(&whole);
+                if n >= FURNITURE_EMPTIED_MIN_WHOLE && n >= FURNITURE_EMPTIED_FACTOR * filtered {
+                    out = whole;
+                }
+            }
+            // A page that renders a section once per screen size gives it once per screen size.
             text::drop_repeated_passages(&mut out);
         }
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
@@ -1721,13 +1717,21 @@ mod tests {
         };
         let got = text(&story("post-article js-post-gallery main"), ExtractOptions::default());
         assert!(got.contains("story0") && got.contains("more89"), "{got}");
-        // Where the furniture leaves a story of its own, a thread after it still goes.
-        let posts: String =
-            (0..4).map(|i| format!("<li class=comment><p>{}.</p></li>", words(&format!("post{i}x"), 40))).collect();
-        let html = format!("<html><body><h1>{}</h1><ol class=comments>{posts}</ol></body></html>", words("topic", 12));
-        let html = html.replace("</h1>", &format!("</h1><p>{}.</p>", words("story", 25)));
-        let got = text(&html, ExtractOptions::default());
-        assert!(got.contains("story0") && !got.contains("post0x0"), "{got}");
+        // A story and a thread after it: the thread still goes when the story left is 20 words
+        // or more (whatever the thread holds), or when the thread is not ten times the story.
+        let thread = |story: usize, posts: usize| {
+            let posts: String = (0..posts)
+                .map(|i| format!("<li class=comment><p>{}.</p></li>", words(&format!("post{i}x"), 40)))
+                .collect();
+            format!("<html><body><p>{}.</p><ol class=comments>{posts}</ol></body></html>", words("story", story))
+        };
+        for (story, posts) in [(25, 10), (15, 2)] {
+            let got = text(&thread(story, posts), ExtractOptions::default());
+            assert!(got.contains("story0") && !got.contains("post0x0"), "{story} {posts}: {got}");
+        }
+        // Under 20 words and ten times as many with the thread: read whole.
+        let got = text(&thread(15, 10), ExtractOptions::default());
+        assert!(got.contains("story0") && got.contains("post9x39"), "{got}");
         // `--keep-boilerplate` reads the span whole anyway; with the list on, the credit alone
         // would have come out (the state before session 41).
         let got = text(

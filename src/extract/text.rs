@@ -1195,7 +1195,7 @@ fn link_box_end(tokens: &[Token], from: usize, to: usize) -> Option<usize> {
                 return ControlFlow::Break(());
             }
         } else if in_box && items == 0 {
-            // Prose right under the heading: no box of links.
+            // Prose right under the heading: no box of links (nothing to return; stop reading).
             return ControlFlow::Break(());
         } else {
             in_box = false;

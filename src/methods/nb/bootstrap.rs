@@ -22,6 +22,7 @@ use crate::html::{TokenizerOptions, tokenize};
 use crate::methods::nb::guard::SAME_TEMPLATE;
 use crate::methods::nb::model::{BootstrapInfo, NbCounts, NbModel, NbParams, TrainingSummary, sigmoid};
 use crate::scoring::max_subsequence::MaxSubsequence;
+use crate::site_memory::host_key;
 use crate::site_memory::template::{page_sketch, sketch_similarity};
 
 /// The paper's parameters (§7.5): w = 10, d = 64, c = 24, 60 % of each source in L.
@@ -833,8 +834,6 @@ pub enum GroupBy {
     None,
 }
 
-use crate::site_memory::host_key as url_host;
-
 /// The source of a page without a URL: the host of `<link rel=canonical>`, else
 /// `og:site_name`, else the most frequent host among absolute links.
 pub fn guess_source(html: &[u8]) -> Option<String> {
@@ -851,7 +850,7 @@ pub fn guess_source(html: &[u8]) -> Option<String> {
     for (s, e) in tags("link") {
         let tag = &lower[s..e];
         if attr(tag, "rel").is_some_and(|r| r.split_whitespace().any(|x| x == "canonical"))
-            && let Some(h) = attr(&head[s..e], "href").and_then(|u| url_host(&u))
+            && let Some(h) = attr(&head[s..e], "href").and_then(|u| host_key(&u))
         {
             return Some(h);
         }
@@ -870,7 +869,7 @@ pub fn guess_source(html: &[u8]) -> Option<String> {
         let rest = rest.trim_start_matches(['"', '\'']);
         if rest.starts_with("http://") || rest.starts_with("https://") {
             let end = rest.find(['"', '\'', ' ', '>']).unwrap_or(rest.len());
-            if let Some(h) = url_host(&rest[..end]) {
+            if let Some(h) = host_key(&rest[..end]) {
                 *hosts.entry(h).or_default() += 1;
             }
         }
@@ -884,7 +883,7 @@ pub fn group_of(group_by: GroupBy, url: Option<&str>, site: Option<&str>, html: 
     match group_by {
         GroupBy::None => "all".to_string(),
         GroupBy::Site if site.is_some() => site.unwrap_or_default().to_string(),
-        _ => url.and_then(url_host).or_else(|| guess_source(html)).unwrap_or_else(|| "unknown".to_string()),
+        _ => url.and_then(host_key).or_else(|| guess_source(html)).unwrap_or_else(|| "unknown".to_string()),
     }
 }
 
