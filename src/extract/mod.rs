@@ -631,7 +631,7 @@ impl PageExtraction<'_> {
                 // section-end filter cuts from a span but which opens the list here.
                 let c = &cands[i];
                 let text = render_spans(page, tokens, &[(c.start, c.end)], &list_options(), dropped.as_deref());
-                if text::word_count(&text) > 0 && !text::opens_with_section_end(&text) {
+                if text::words_up_to(&text, 1) > 0 && !text::opens_with_section_end(&text) {
                     best = Some(Segment { start: c.start, end: c.end, value: c.value });
                     chosen_list = Some(((c.start, c.end), text));
                     widened = None;
@@ -692,7 +692,8 @@ impl PageExtraction<'_> {
                 o.drop_boilerplate = false;
             }
             let wider = render_spans(page, tokens, &[span], &o, dropped.as_deref());
-            if text::word_count(&wider) > text::word_count(&out) {
+            let words = text::word_count(&out);
+            if text::words_up_to(&wider, words + 1) > words {
                 (out, spans, as_list) = (wider, vec![span], true);
             }
         }
@@ -712,7 +713,7 @@ impl PageExtraction<'_> {
             // `content-sidebar-wrap`), or the span is a forum's thread, whose posts sit in
             // `comments`. Read without the first furniture list, it is taken when that gives
             // many times the words.
-            let filtered = text::word_count(&out);
+            let filtered = text::words_up_to(&out, FURNITURE_EMPTIED_WORDS);
             if filtered < FURNITURE_EMPTIED_WORDS && !spans.is_empty() {
                 let o = if as_list { list_options() } else { self.options.clone() };
                 let o = ExtractOptions { drop_boilerplate: false, ..o };

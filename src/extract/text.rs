@@ -1293,9 +1293,15 @@ pub fn ad_label_mask(page: &str, tokens: &[Token], keep: &mut [bool]) {
 /// output, where the `char` iterator of `split_whitespace` cost 3 % of the default extractor's
 /// time; only a non-ASCII byte decodes its `char`.
 pub fn word_count(text: &str) -> usize {
+    words_up_to(text, usize::MAX)
+}
+
+/// [`word_count`] up to `limit`: `limit` when the text holds that many words or more (it stops
+/// reading there).
+pub fn words_up_to(text: &str, limit: usize) -> usize {
     let bytes = text.as_bytes();
     let (mut words, mut in_word, mut i) = (0, false, 0);
-    while i < bytes.len() {
+    while i < bytes.len() && words < limit {
         let b = bytes[i];
         let (white, len) = if b < 0x80 {
             // `char::is_whitespace` of ASCII: space and \t \n \x0B \x0C \r.
@@ -1326,7 +1332,7 @@ pub const REPEAT_MIN_WORDS: usize = 300;
 /// is paid from a budget of a few comparisons per line.
 pub fn drop_repeated_passages(text: &mut String) {
     // Two copies of REPEAT_MIN_WORDS words take at least twice as many bytes.
-    if text.len() < 4 * REPEAT_MIN_WORDS - 1 || word_count(text) < 2 * REPEAT_MIN_WORDS {
+    if text.len() < 4 * REPEAT_MIN_WORDS - 1 || words_up_to(text, 2 * REPEAT_MIN_WORDS) < 2 * REPEAT_MIN_WORDS {
         return;
     }
     // The non-blank lines (byte range in `text`); they compare trimmed, by their hash first,
@@ -1759,7 +1765,9 @@ mod tests {
             ], 0..40),
         ) {
             let text: String = parts.concat();
-            proptest::prop_assert_eq!(word_count(&text), text.split_whitespace().count());
+            let n = text.split_whitespace().count();
+            proptest::prop_assert_eq!(word_count(&text), n);
+            proptest::prop_assert_eq!(words_up_to(&text, 3), n.min(3));
         }
 
         /// Any nesting, stray end tags and headings anywhere: the cut terminates, never
