@@ -729,7 +729,7 @@ impl PageExtraction<'_> {
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
         let mut fallback = None;
         if self.options.noscript_fallback
-            && out.split_whitespace().nth(NOSCRIPT_MIN_WORDS - 1).is_none()
+            && text::words_up_to(&out, NOSCRIPT_MIN_WORDS) < NOSCRIPT_MIN_WORDS
             && let Some(unwrapped) = unwrap_noscript(page)
         {
             let options = ExtractOptions { noscript_fallback: false, metadata: false, ..self.options.clone() };

@@ -1331,8 +1331,7 @@ pub const REPEAT_MIN_WORDS: usize = 300;
 /// matched against at most four earlier lines of the same text, and every extension of a match
 /// is paid from a budget of a few comparisons per line.
 pub fn drop_repeated_passages(text: &mut String) {
-    // Two copies of REPEAT_MIN_WORDS words take at least twice as many bytes.
-    if text.len() < 4 * REPEAT_MIN_WORDS - 1 || words_up_to(text, 2 * REPEAT_MIN_WORDS) < 2 * REPEAT_MIN_WORDS {
+    if words_up_to(text, 2 * REPEAT_MIN_WORDS) < 2 * REPEAT_MIN_WORDS {
         return;
     }
     // The non-blank lines (byte range in `text`); they compare trimmed, by their hash first,
