@@ -7,8 +7,8 @@
 //! footers and author boxes come back page after page; an article's sentences do not. A block
 //! seen on at least [`SiteMemoryOptions::share`] of a host's pages (and on at least
 //! [`SiteMemoryOptions::min_pages`] pages in all) is furniture: the extractor
-//! ([`crate::extract`]) gives its tokens a furniture score before the maximum subsequence and
-//! drops it from the chosen span.
+//! ([`crate::extract`]) lets its tokens count for nothing in the maximum subsequence (a score
+//! of at most 0, [`crate::extract::FURNITURE_SCORE`]) and drops it from the chosen span.
 //!
 //! A host is counted per template ([`template`]): pages whose id/class vocabularies are alike
 //! (Jaccard of their sketches at least [`SiteMemoryOptions::template_similarity`]) share
