@@ -22,25 +22,25 @@ and missed text.
 """
 import argparse
 import collections
+import importlib.util
 import json
 import os
 import sys
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "shared", "peers"))
 import score  # noqa: E402
 
+# A page's site as site memory's evaluation keys it (the manifest's `site`, else the URL's host).
+_spec = importlib.util.spec_from_file_location("site_memory_eval", os.path.join(HERE, "..", "site-memory-eval.py"))
+_sme = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_sme)
+site_of = _sme.site_of
+
 
 def f1(gold_tokens, text):
     tp, fp, fn = score.aeb_page(gold_tokens, score.aeb_tokens(text))
     return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
-
-
-def site_of(rec):
-    if rec.get("site"):
-        return rec["site"]
-    return urllib.parse.urlsplit(rec.get("url") or "").hostname or "?"
 
 
 def main():
@@ -59,7 +59,7 @@ def main():
             path = os.path.join(a.pred, rec["id"] + ".txt")
             text = open(path, encoding="utf-8", errors="replace").read() if os.path.exists(path) else ""
             gold = score.gold_plain_text((rec.get("gold") or {}).get("text"))
-            pages.append((site_of(rec), rec["id"], score.aeb_tokens(gold), text))
+            pages.append((site_of(rec) or "?", rec["id"], score.aeb_tokens(gold), text))
     lines = collections.defaultdict(collections.Counter)
     for site, _, _, text in pages:
         for line in {x.strip() for x in text.split("\n") if x.strip()}:

@@ -525,8 +525,9 @@ impl PageExtraction<'_> {
             && let Some(scores) = sink.scores.as_mut()
             && let Some(modal) = lists::inside(elements, page, tokens, text::MODAL_NEEDLES, text::is_modal)
         {
-            // Neutral rather than furniture's −0.5: a glossary definition inside a story must
-            // not split its run, only stop counting for it.
+            // Exactly 0, whatever the model said (site furniture is only capped at 0,
+            // [`FURNITURE_SCORE`]): a glossary definition inside a story must not split its run,
+            // only stop counting for it.
             for (s, _) in scores.iter_mut().zip(&modal).filter(|(_, m)| **m) {
                 *s = 0.0;
             }
@@ -828,10 +829,10 @@ fn render_spans(
     out
 }
 
-/// The score a token of the site's furniture gets (at most): none, as a modal dialog's, so
-/// furniture never counts for a run and is dropped from the span, but a slate or a share box
-/// that the site sets inside its stories does not split them (cnn's "JUST WATCHED" video
-/// slates cut stories in two at −0.5, what a word the model is sure is not article text
+/// The score a token of the site's furniture gets at most (a modal dialog's tokens score
+/// exactly 0): furniture never counts for a run and is dropped from the span, but a slate or a
+/// share box that the site sets inside its stories does not split them (cnn's "JUST WATCHED"
+/// video slates cut stories in two at −0.5, what a word the model is sure is not article text
 /// scores). Chosen on big9 and the dragnet sites together (README, "Site memory"; session 43):
 /// 0.9501 at −0.5, 0.9503 at −0.25, 0.9506 at −0.1 and at 0, and the worst cases with
 /// it: cnn −0.0047 → +0.0020, the worst held-out site-year −0.0009 → −0.0003.
