@@ -1511,6 +1511,35 @@ mod tests {
     }
 
     #[test]
+    fn a_forum_posters_rank_and_an_about_the_author_box_are_dropped() {
+        // A thread's posts as vBulletin and XenForo lay them out (the rank under the poster's
+        // name), then a WordPress plugin's "About the author" box under a post.
+        let thread = format!(
+            "<div class=thread><div class=post><div class=\"message-userTitle\">{}</div><p>{}</p></div>\
+             <div class=post><span class=usertitle>{}</span><p>{}</p></div></div>",
+            words("rank", 3),
+            words("first", 40),
+            words("member", 3),
+            words("second", 40)
+        );
+        let got = text(&thread, ExtractOptions::default());
+        assert!(got.contains("first39") && got.contains("second39"), "{got}");
+        assert!(!got.contains("rank0") && !got.contains("member0"), "{got}");
+        let post = format!(
+            "<article><p>{}</p><div class=\"wp-about-author-containter\"><p class=wp-about-author-text>{}</p></div>\
+             <p>{}</p></article>",
+            words("story", 40),
+            words("bio", 12),
+            words("more", 20)
+        );
+        let got = text(&post, ExtractOptions::default());
+        assert!(got.contains("story39") && got.contains("more19"), "{got}");
+        assert!(!got.contains("bio0"), "{got}");
+        let kept = text(&post, ExtractOptions { drop_more_furniture: false, ..ExtractOptions::default() });
+        assert!(kept.contains("bio0"), "{kept}");
+    }
+
+    #[test]
     fn an_svg_icons_title_and_a_videos_fallback_inside_the_span_are_dropped() {
         // A link icon's tooltip and a video's fallback text between paragraphs: never rendered,
         // so never output.
