@@ -2,7 +2,7 @@
 """Which enclosing elements hold the words our output has and the gold has not?
 
 Usage: scripts/experiments/false-words-by-class.py --split train --pred DIR MANIFEST...
-       [--names sr-only,signature,...]
+       [--names sr-only,signature,...] [--missed]
 
 DIR holds `pipeline eval --out-dir DIR`'s outputs (`<id>.txt`) for the manifests' pages of the
 split. Each page's HTML is parsed (Python's html.parser, an approximation of the extractor's
@@ -13,6 +13,10 @@ false as true words, or, with --names, the false and true words under values tha
 name (the extractor's furniture names match anywhere in an id/class value). Session 36 chose
 `sr-only`, `visually-hidden`, `signature` and `<footer>` from this count on the train splits of
 wcxb and dragnet, and checked them on the dev sets (models/README.md, "Span chooser").
+
+With --missed the other way round: text nodes the gold holds, counted as missed (our output does
+not hold them) or found, per id/class word and tag: where the extractor loses article text (a
+furniture name that also names content, a container the span stops short of).
 """
 import argparse
 import collections
@@ -64,6 +68,7 @@ def main():
     ap.add_argument("--split", required=True)
     ap.add_argument("--pred", required=True)
     ap.add_argument("--names", default="")
+    ap.add_argument("--missed", action="store_true")
     ap.add_argument("manifests", nargs="+")
     a = ap.parse_args()
     false, true, pages = collections.Counter(), collections.Counter(), collections.defaultdict(set)
@@ -79,9 +84,12 @@ def main():
             p = Nodes()
             p.feed(open(os.path.join(base, r["html"]), "rb").read().decode("utf-8", "replace"))
             for n, marks in p.nodes:
-                if f" {n} " not in out:
+                # Counted: nodes of our output (false: not in the gold), or with --missed nodes
+                # of the gold (false: not in our output).
+                have, want = (gold, out) if a.missed else (out, gold)
+                if f" {n} " not in have:
                     continue
-                words, kept = len(n.split()), f" {n} " in gold
+                words, kept = len(n.split()), f" {n} " in want
                 for m in marks:
                     if kept:
                         true[m] += words
