@@ -1540,6 +1540,33 @@ mod tests {
     }
 
     #[test]
+    fn page_builders_buttons_datestamps_and_copyright_lines_are_dropped() {
+        // WordPress's and Elementor's call-to-action buttons between paragraphs, a post's
+        // datestamp and a photo's copyright line.
+        let html = format!(
+            "<article><p>{}</p><p class=datestamp>{}</p>\
+             <div class=\"wp-block-buttons\"><div class=\"wp-block-button\"><a class=\"wp-block-button__link\" href=/x>{}</a></div></div>\
+             <p>{}</p><a class=\"elementor-button elementor-size-sm\" href=/y>{}</a>\
+             <p>{}</p><span class=image-copyright>{}</span><p>{}</p></article>",
+            words("one", 60),
+            words("stamp", 4),
+            words("wpbutton", 3),
+            words("two", 60),
+            words("elbutton", 3),
+            words("three", 60),
+            words("credit", 3),
+            words("four", 60)
+        );
+        let got = text(&html, ExtractOptions::default());
+        assert!(["one59", "two59", "three59", "four59"].iter().all(|w| got.contains(w)), "{got}");
+        for dropped in ["stamp0", "wpbutton0", "elbutton0", "credit0"] {
+            assert!(!got.contains(dropped), "{dropped} in {got}");
+        }
+        let kept = text(&html, ExtractOptions { drop_more_furniture: false, ..ExtractOptions::default() });
+        assert!(kept.contains("stamp0") && kept.contains("credit0") && !kept.contains("wpbutton0"), "{kept}");
+    }
+
+    #[test]
     fn an_svg_icons_title_and_a_videos_fallback_inside_the_span_are_dropped() {
         // A link icon's tooltip and a video's fallback text between paragraphs: never rendered,
         // so never output.
