@@ -160,8 +160,9 @@ pub fn render(page: &str, tokens: &[Token], keep: Option<&[bool]>, out: &mut Str
 /// Boilerplate's `visuallyhidden`, Drupal's `element-invisible`, jQuery UI's
 /// `ui-helper-hidden-accessible`), whose labels ("Sale price", "Regular price") are too short
 /// for the per-class count: dev 9 pages up, none down (wcxb-4760 0 → 0.29); train 10 up, 4
-/// down by 0.07 at most; not `offscreen` (dragnet keeps its text). Session 44, from the same
-/// count re-run on the current output: `usertitle`, a forum poster's rank under their name
+/// down by 0.07 at most; not `offscreen` (dragnet keeps its text).
+///
+/// Session 44, from the same count re-run on the current output: `usertitle`, a forum poster's rank under their name
 /// (vBulletin's `usertitle`, XenForo's `message-userTitle`: "Senior Member", "Well-known
 /// member"): dev 6 pages up, none down; train 16 up, none down. Not XenForo's whole user cell
 /// (`message-user`: on some layouts it wraps the post, wcxb-0529 0.86 → 0), `footnotes`
@@ -224,12 +225,14 @@ const BOILERPLATE_NAMES: &[&str] = &[
 /// down (wcxb-4027 0.92 → 0.88, a NASA page whose gold keeps a video's fallback description).
 /// And `<nav>` inside the span, HTML's element for a block of navigation (a table of contents,
 /// a pager, "jump to" links that the link filters leave when their items hold a sentence): dev
-/// 17 up, none down (wcxb-2835 0.38 → 0.57); train 27 up, none down. Session 44: `about-author`,
-/// the "About the author" box of WordPress plugins (`wp-about-author-text`) and themes, which
-/// the count of false words by class found on the train splits: dev 2 pages up (dragnet-1175
-/// 0.85 → 0.96), none down; train 5 up, none down. And the post's `datestamp` (dev 6 up, none
-/// down; train 7 up, none down) and a photo's or page's `copyright` line (dev 9 up, none down;
-/// train 5 up, 1 down by 0.002), which no dev set's gold keeps.
+/// 17 up, none down (wcxb-2835 0.38 → 0.57); train 27 up, none down.
+///
+/// Session 44, found by the count of false words by class on the train splits and each measured
+/// alone before the chooser's refit: `about-author`, the "About the author" box of WordPress
+/// plugins (`wp-about-author-text`) and themes (dev 2 pages up, dragnet-1175 0.85 → 0.96, none
+/// down; train 5 up, none down); a post's `datestamp` (dev 6 up, none down; train 7 up, none
+/// down); a photo's or page's `copyright` line (dev 9 up, none down; train 5 up, 1 down by
+/// 0.002).
 const MORE_NAMES: &[&str] = &["footer", "bio", "author-box", "about-author", "datestamp", "copyright"];
 const MORE_TAGS: &[TagId] = &[
     tags::ASIDE,
