@@ -24,8 +24,8 @@ use crate::html::tags;
 use crate::html::{Token, TokenKind};
 use crate::scoring::Segment;
 
+use super::furniture;
 use super::lists::{Elements, List};
-use super::text;
 
 /// The page's largest lists kept as candidates (with the widening's list, when it found one).
 pub const MAX_LISTS: usize = 3;
@@ -140,9 +140,9 @@ pub fn candidates(
         for tag_at in elements.open_before(at(span)) {
             let m = *marks.entry(tag_at).or_insert_with(|| {
                 let t = &tokens[tag_at as usize];
-                let names = text::class_names(t.raw(page));
-                let furniture = names & !text::F_POSITIVE != 0 || t.tag == tags::FOOTER;
-                u8::from(furniture) | (u8::from(names & text::F_POSITIVE != 0) << 1)
+                let names = furniture::class_names(t.raw(page));
+                let is_furniture = names & !furniture::F_POSITIVE != 0 || t.tag == tags::FOOTER;
+                u8::from(is_furniture) | (u8::from(names & furniture::F_POSITIVE != 0) << 1)
             });
             (in_furniture, in_positive) = (in_furniture || m & 1 != 0, in_positive || m & 2 != 0);
         }

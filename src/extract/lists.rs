@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use crate::html::tags::{self, TagId};
 use crate::html::{Token, TokenKind};
 
-use super::text;
+use super::furniture;
 
 /// A list must hold at least this many times the span's words: a list that adds little is the
 /// span's own markup (a paragraph's sentences in `<span>`s, a product's three feature boxes).
@@ -139,8 +139,8 @@ impl Elements {
     /// (HTML's and WAI-ARIA's name for the page's dominant content) holding token `at`, else
     /// the one holding the most words; None when the page names none.
     pub fn main_element(&self, page: &str, tokens: &[Token], at: usize) -> Option<(usize, usize)> {
-        let roles = start_tags_holding(page, tokens, text::MAIN_ROLE_NEEDLE)
-            .filter(|&i| text::is_main_role(tokens[i].raw(page)))
+        let roles = start_tags_holding(page, tokens, furniture::MAIN_ROLE_NEEDLE)
+            .filter(|&i| furniture::is_main_role(tokens[i].raw(page)))
             .map(|i| i as u32);
         let starts = self.els.iter().filter(|e| e.tag == tags::MAIN).map(|e| e.start).chain(roles);
         let mut largest: Option<(usize, usize, u32)> = None;
@@ -640,11 +640,11 @@ pub(crate) mod tests {
             let open: Vec<usize> = els.open_before(s).map(|x| x as usize).collect();
             prop_assert_eq!(open, stack.into_iter().rev().collect::<Vec<_>>());
             // Modal dialogs: marked tokens start at a start tag that is one.
-            let modal = inside(|| &els, &t.page, &t.sink, crate::extract::text::MODAL_NEEDLES, crate::extract::text::is_modal);
+            let modal = inside(|| &els, &t.page, &t.sink, crate::extract::furniture::MODAL_NEEDLES, crate::extract::furniture::is_modal);
             if let Some(m) = modal {
                 prop_assert_eq!(m.len(), n);
                 let first = m.iter().position(|&x| x).unwrap();
-                prop_assert!(crate::extract::text::is_modal(t.sink[first].raw(&t.page)));
+                prop_assert!(crate::extract::furniture::is_modal(t.sink[first].raw(&t.page)));
             }
             for l in lists {
                 prop_assert!(l.start < l.end && l.end < n && l.items >= min_items.max(1), "{l:?}");

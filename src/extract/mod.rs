@@ -5,7 +5,9 @@
 //! [`Extractor::extract`] (whole page) or [`Extractor::page`] (chunked writes).
 
 pub mod candidates;
+pub mod furniture;
 pub mod lists;
+pub mod phrases;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
@@ -35,8 +37,8 @@ pub struct ExtractOptions {
     #[arg(long)]
     pub clean: bool,
     /// Drop elements inside the span whose id/class names page furniture (comments, share
-    /// bars, related stories; [`text::boilerplate_mask`]), and the labels of ad slots
-    /// ("Advertisement", "Sponsored"; [`text::ad_label_mask`]), and the later copies of a
+    /// bars, related stories; [`furniture::boilerplate_mask`]), and the labels of ad slots
+    /// ("Advertisement", "Sponsored"; [`phrases::ad_label_mask`]), and the later copies of a
     /// passage the page prints twice ([`text::drop_repeated_passages`]). Default: on (pooled dev F1 of
     /// the default model 0.841 without either filter, 0.851 with both; README).
     #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories…, ad labels and later copies of a passage of 300 words or more (dropped by default)")]
@@ -45,16 +47,16 @@ pub struct ExtractOptions {
     /// id/class, `<aside>`, `<figcaption>`, `<footer>` and `<nav>` (and the roles `navigation`
     /// and `contentinfo`), and what browsers never render:
     /// `<title>` in the body (an SVG icon's tooltip) and the fallback inside `<video>`,
-    /// `<audio>`, `<canvas>` and `<iframe>` ([`text::more_furniture_mask`]). Default: on, chosen
+    /// `<audio>`, `<canvas>` and `<iframe>` ([`furniture::more_furniture_mask`]). Default: on, chosen
     /// by leave-one-dataset-out (README).
     #[arg(long = "keep-more-furniture", action = clap::ArgAction::SetFalse, help = "Keep post footers, author boxes, <aside>, <footer> and <nav> elements, figure captions, SVG titles and media fallback text inside the span (dropped by default)")]
     pub drop_more_furniture: bool,
     /// Drop hidden schema.org microdata elements inside the span (hidden copies of the
-    /// headline, byline and dates; [`text::hidden_microdata_mask`]). Default: on, chosen by
+    /// headline, byline and dates; [`furniture::hidden_microdata_mask`]). Default: on, chosen by
     /// leave-one-dataset-out (aeb +0.003, the other sets unchanged).
     #[arg(long = "keep-hidden-microdata", action = clap::ArgAction::SetFalse, help = "Keep hidden schema.org microdata elements inside the span (dropped by default: hidden copies of the headline, byline and dates)")]
     pub drop_hidden_microdata: bool,
-    /// Read modal dialogs as none of the page's text ([`text::is_modal`]: `<dialog>`,
+    /// Read modal dialogs as none of the page's text ([`furniture::is_modal`]: `<dialog>`,
     /// `role="dialog"` / `"alertdialog"`, `aria-modal="true"`): their tokens score 0 and are
     /// dropped from the output. Shops and news sites serve their cookie and newsletter boxes,
     /// login forms and footer policies in the markup of every page, hidden until asked for; a
@@ -74,7 +76,7 @@ pub struct ExtractOptions {
     /// every fold; mean of the left-out folds 0.8949 against 0.8934 without it (README).
     #[arg(long, default_value_t = ExtractOptions::default().link_run_blocks)]
     pub link_run_blocks: usize,
-    /// End the span at a comment / related / share heading ([`text::section_end_mask`])
+    /// End the span at a comment / related / share heading ([`phrases::section_end_mask`])
     /// preceded by at least this many words; 0 turns it off. Default: 30.
     #[arg(long, default_value_t = ExtractOptions::default().section_end_words)]
     pub section_end_words: usize,
@@ -116,7 +118,7 @@ pub struct ExtractOptions {
     #[arg(long, default_value_t = ExtractOptions::default().title_anchor_ratio)]
     pub title_anchor_ratio: f64,
     /// When the best span starts inside a comment section or other furniture (an ancestor
-    /// whose id/class [`text::is_boilerplate_element`] names it) and holds at least half its
+    /// whose id/class [`furniture::is_boilerplate_element`] names it) and holds at least half its
     /// value there, take instead the best run outside furniture worth at least this fraction
     /// of it, or else the run at the page's headline when it holds a story and the thread
     /// comes well after it ([`escape_furniture`]); 0 turns it off. A short story under a long
@@ -523,7 +525,7 @@ impl PageExtraction<'_> {
         let mut rescored = site_scored;
         if self.options.drop_modals
             && let Some(scores) = sink.scores.as_mut()
-            && let Some(modal) = lists::inside(elements, page, tokens, text::MODAL_NEEDLES, text::is_modal)
+            && let Some(modal) = lists::inside(elements, page, tokens, furniture::MODAL_NEEDLES, furniture::is_modal)
         {
             // Exactly 0, whatever the model said (site furniture is only capped at 0,
             // [`FURNITURE_SCORE`]): a glossary definition inside a story must not split its run,
@@ -632,7 +634,7 @@ impl PageExtraction<'_> {
                 // section-end filter cuts from a span but which opens the list here.
                 let c = &cands[i];
                 let text = render_spans(page, tokens, &[(c.start, c.end)], &list_options(), dropped.as_deref());
-                if text::words_up_to(&text, 1) > 0 && !text::opens_with_section_end(&text) {
+                if text::words_up_to(&text, 1) > 0 && !phrases::opens_with_section_end(&text) {
                     best = Some(Segment { start: c.start, end: c.end, value: c.value });
                     chosen_list = Some(((c.start, c.end), text));
                     widened = None;
@@ -688,7 +690,7 @@ impl PageExtraction<'_> {
             // furniture found nothing better) is a forum's thread: its posts are the content,
             // and the comment filter would drop every one of them.
             if matches!(w, lists::Widening::List(..))
-                && text::inside_furniture(page, tokens, b.start, self.options.drop_more_furniture)
+                && furniture::inside_furniture(page, tokens, b.start, self.options.drop_more_furniture)
             {
                 o.drop_boilerplate = false;
             }
@@ -792,7 +794,7 @@ fn render_spans(
             || o.section_end_words > 0
         {
             let k = keep.get_or_insert_with(|| vec![true; slice.len()]);
-            text::furniture_and_microdata_mask(
+            furniture::furniture_and_microdata_mask(
                 page,
                 slice,
                 k,
@@ -807,10 +809,10 @@ fn render_spans(
                 text::link_run_mask(slice, k, o.link_run_blocks, 0.6);
             }
             if o.section_end_words > 0 {
-                text::section_end_mask(page, slice, k, o.section_end_words);
+                phrases::section_end_mask(page, slice, k, o.section_end_words);
             }
             if o.drop_boilerplate {
-                text::ad_label_mask(page, slice, k);
+                phrases::ad_label_mask(page, slice, k);
             }
         }
         if spans.len() == 1 {
@@ -980,7 +982,7 @@ fn escape_furniture(
     let mut others: Vec<Segment> =
         segs.iter().filter(|g| (g.start, g.end) != (best.start, best.end)).copied().collect();
     others.sort_by(|a, b| b.value.total_cmp(&a.value));
-    let outside = |g: &&Segment| !text::inside_furniture(page, tokens, g.start, more);
+    let outside = |g: &&Segment| !furniture::inside_furniture(page, tokens, g.start, more);
     if let Some(g) = others.iter().filter(|g| g.value >= ratio * best.value).take(ESCAPE_CANDIDATES).find(outside) {
         return *g;
     }
@@ -993,10 +995,10 @@ fn escape_furniture(
     others.iter().filter(story).find(outside).copied().unwrap_or(best)
 }
 
-/// Does run `seg` start inside furniture ([`text::inside_furniture`]) and hold most of its
-/// value there ([`text::furniture_end`])? Only then is it a comment thread to escape from.
+/// Does run `seg` start inside furniture ([`furniture::inside_furniture`]) and hold most of its
+/// value there ([`furniture::furniture_end`])? Only then is it a comment thread to escape from.
 fn mostly_furniture(page: &str, tokens: &[Token], scores: &[f64], seg: Segment, more: bool) -> bool {
-    let Some(end) = text::furniture_end(page, tokens, seg.start, more) else {
+    let Some(end) = furniture::furniture_end(page, tokens, seg.start, more) else {
         return false;
     };
     let value = |r: std::ops::Range<usize>| scores.get(r).map_or(0.0, |s| s.iter().filter(|&&v| v > 0.0).sum::<f64>());
