@@ -163,6 +163,13 @@ fn an_s3_run_killed_and_rerun_without_its_disk_writes_every_record_once() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // A shard of the same output, staged afresh: the bucket holds an unsharded run, refused.
+    let stage4 = work.path().join("stage4").display().to_string();
+    let o = run(&stage4, true).args(["--shard", "0/2"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("s3://crawl/out/") && stderr.contains("without --shard"), "{stderr}");
+    assert_eq!(ids_under(&out), got);
 }
 
 #[test]
@@ -236,6 +243,21 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
         (&before["records_in"], &before["parts"], &before["html_bytes"]),
         "the rerun read inputs again"
     );
+    // Another N, or no shard at all, from a pod whose staging folder is new: the bucket says
+    // what the root holds, and the run is refused before it reads anything (an outside audit,
+    // session 45, found 132 records for 72 when only the staging folder was asked).
+    for (shard, fresh) in [(Some("0/3"), "n3"), (None, "plain")] {
+        let staging = work.path().join(fresh).display().to_string();
+        let mut args = vec!["--warc-list", &list, "--base-url", "s3://ccdata/", "--out", "s3://ccdata/out/"];
+        if let Some(k) = shard {
+            args.extend(["--shard", k]);
+        }
+        let o = pipeline(&s3, &args).args(["--staging", &staging]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{shard:?}: {stderr}");
+        assert!(stderr.contains("s3://ccdata/out/shard-0000"), "{stderr}");
+    }
+    assert_eq!(ids_under(&s3.path("ccdata", "out")), got);
 }
 
 #[test]

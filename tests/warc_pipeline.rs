@@ -535,6 +535,55 @@ fn shards_run_side_by_side_cover_every_input_once_and_a_killed_shard_resumes() {
     assert_eq!(st["stats"]["written"].as_u64().unwrap() as usize, reference.len());
 }
 
+/// Whether an output root is sharded is fixed like its N: a sharded run over a root an
+/// unsharded run wrote, or the reverse, would find no state that has seen the inputs and write
+/// every record again (an outside audit, session 45: 144 records for 72). Both are refused
+/// (exit 2) before anything is written, naming what the root holds.
+#[test]
+fn a_root_written_with_shards_or_without_refuses_the_other_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("a.warc.gz");
+    let mut w = WarcWriter::create(&warc, "test").unwrap();
+    for i in 0..4 {
+        exchange(&mut w, &format!("http://a.test/{i}"), &http("text/html", page(i, 5).as_bytes(), ""));
+    }
+    w.finish().unwrap();
+    let warc = warc.to_str().unwrap();
+
+    let plain = dir.path().join("plain");
+    let plain_s = plain.to_str().unwrap();
+    assert_eq!(pipeline(&["--warc", warc, "--out", plain_s]).status.code(), Some(0));
+    let before = records(&plain).len();
+    for k in ["0/2", "1/2"] {
+        let o = pipeline(&["--warc", warc, "--out", plain_s, "--shard", k]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("without --shard"), "{stderr}");
+    }
+    assert!(!plain.join("shard-00000").exists() && !plain.join("shard-00001").exists());
+    assert_eq!(records(&plain).len(), before);
+    // The unsharded run itself may still resume.
+    assert_eq!(pipeline(&["--warc", warc, "--out", plain_s, "--resume"]).status.code(), Some(0));
+    assert_eq!(records(&plain).len(), before);
+
+    let sharded = dir.path().join("sharded");
+    let sharded_s = sharded.to_str().unwrap();
+    for k in ["0/2", "1/2"] {
+        assert_eq!(pipeline(&["--warc", warc, "--out", sharded_s, "--shard", k]).status.code(), Some(0));
+    }
+    for resume in [false, true] {
+        let mut args = vec!["--warc", warc, "--out", sharded_s];
+        if resume {
+            args.push("--resume");
+        }
+        let o = pipeline(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--shard K/2"), "{stderr}");
+    }
+    assert!(list_parts(&sharded).unwrap().is_empty(), "the unsharded run wrote parts into the sharded root");
+}
+
 #[test]
 fn dedup_across_shards_matches_an_all_pairs_computation() {
     let dir = tempfile::tempdir().unwrap();

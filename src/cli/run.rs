@@ -15,7 +15,7 @@ use article_pipeline::methods;
 use article_pipeline::pipeline::config::FeedsConfig;
 use article_pipeline::pipeline::metrics;
 use article_pipeline::pipeline::s3_output::{self, S3Output};
-use article_pipeline::pipeline::shard::{Shard, ShardManifest};
+use article_pipeline::pipeline::shard::{RootLayout, Shard, ShardManifest};
 use article_pipeline::pipeline::{
     EngineOptions, OutputMirror, PipelineConfig, Progress, RunContext, Stats, feeds_run, warc_run,
 };
@@ -326,9 +326,13 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         Some(r) => config.run.staging.clone().unwrap_or_else(|| s3_output::default_staging(r)),
         None => config.sink.out.clone(),
     };
-    if let Some(s) = shard {
-        article_pipeline::pipeline::shard::check_root(&root, s)?;
-    }
+    // Sharded or not, and with which N, is fixed for an output root; the bucket's layout is
+    // read for an s3:// output, whose staging folder may be new (a pod without a disk).
+    let layout = match &remote_root {
+        Some(r) => s3_output::root_layout(r)?,
+        None => RootLayout::of_dir(&root),
+    };
+    layout.check(shard)?;
     let out = shard.map(|s| s.dir(&root)).unwrap_or_else(|| root.clone());
     let mirror = match &remote_root {
         Some(r) => {

@@ -37,6 +37,12 @@ use crate::sources::SourceEvent;
 /// The resume state files of every mode; a folder holding one belongs to that mode's run.
 const STATE_FILES: [&str; 2] = [warc_run::STATE_FILE, feeds_run::STATE_FILE];
 
+/// Is `name`, a file directly in an output folder, a run's own output there: a resume state
+/// or a part?
+pub fn is_run_output(name: &str) -> bool {
+    STATE_FILES.contains(&name) || crate::sink::part_index(name).is_some()
+}
+
 pub use config::PipelineConfig;
 
 /// Why a run could not go on.

@@ -18,6 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::shard::{RootLayout, ShardManifest};
 use super::{OutputMirror, PipelineError};
 use crate::storage::{self, S3Url};
 
@@ -148,6 +149,37 @@ fn pull(remote: &S3Url, local: &Path, recursive: bool, with_parts: bool) -> Resu
         n += 1;
     }
     Ok(n)
+}
+
+/// The layout of the earlier runs under `remote` (a prefix), as [`RootLayout::of_dir`] reads a
+/// local root: the bucket is the truth, and a pod without a disk stages into a fresh folder.
+/// Each shard's `shard.json` is read (it is a few bytes); objects are named by their URL.
+pub fn root_layout(remote: &S3Url) -> Result<RootLayout, PipelineError> {
+    let remote = remote.as_prefix();
+    let mut layout = RootLayout::default();
+    let mut shards = std::collections::BTreeMap::new();
+    for (url, _) in storage::list(&remote)? {
+        let Some(rel) = url.key.strip_prefix(&remote.key) else { continue };
+        match rel.split_once('/') {
+            None if layout.unsharded.is_none() && super::is_run_output(rel) => {
+                layout.unsharded = Some(PathBuf::from(url.to_string()));
+            }
+            Some((dir, rest)) if dir.starts_with("shard-") => {
+                let manifest = remote.join(&format!("{dir}/{}", super::shard::MANIFEST_FILE));
+                let n = shards.entry(dir.to_string()).or_insert((manifest, None));
+                if rest == super::shard::MANIFEST_FILE {
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(&mut storage::S3Reader::open(&url)?, &mut bytes).map_err(|e| {
+                        PipelineError::State { path: PathBuf::from(url.to_string()), message: e.to_string() }
+                    })?;
+                    n.1 = serde_json::from_slice::<ShardManifest>(&bytes).ok().map(|m| m.shard.n);
+                }
+            }
+            _ => {}
+        }
+    }
+    layout.shards = shards.into_values().map(|(url, n)| (PathBuf::from(url.to_string()), n)).collect();
+    Ok(layout)
 }
 
 /// Uploads every file under `local` to the same relative path under `remote`.

@@ -16,8 +16,10 @@
 //! none of the others, so a rerun with a longer list reads only the new inputs. Every feeds
 //! shard polls every listed feed and keeps the articles of its hosts: an article listed by
 //! several feeds is fetched by one shard only, and one host's politeness stays in one process.
-//! N is fixed for an output root: [`check_root`] refuses another N, since every input would
-//! move to another shard's folder and be read again.
+//! N is fixed for an output root, and so is whether it is sharded at all:
+//! [`RootLayout::check`] refuses another N, a sharded run over an unsharded one and the
+//! reverse, since every input would move to a folder whose state has not seen it and be read
+//! again.
 
 use std::path::{Path, PathBuf};
 
@@ -112,29 +114,78 @@ impl ShardManifest {
     }
 }
 
-/// Refuses an output root whose shards were written with another N: inputs are assigned by
-/// `hash mod N`, so a new N would move them into other shards' folders, whose states have not
-/// seen them, and write their records again.
-pub fn check_root(root: &Path, shard: Shard) -> Result<(), super::PipelineError> {
-    let Ok(entries) = std::fs::read_dir(root) else { return Ok(()) };
-    for dir in entries.flatten().map(|e| e.path()) {
-        if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("shard-")) {
-            continue;
+/// What an output root holds of earlier runs: a run written directly in it (without
+/// `--shard`; the first of its resume state and parts found) and the shard folders written
+/// under it, with the N their `shard.json` names (None when it cannot be read).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RootLayout {
+    pub unsharded: Option<PathBuf>,
+    pub shards: Vec<(PathBuf, Option<usize>)>,
+}
+
+impl RootLayout {
+    /// The layout of a local output root; an absent or unreadable root holds nothing.
+    pub fn of_dir(root: &Path) -> RootLayout {
+        let mut layout = RootLayout::default();
+        let Ok(entries) = std::fs::read_dir(root) else { return layout };
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+            if path.is_dir() && name.starts_with("shard-") {
+                layout.shards.push((path.join(MANIFEST_FILE), ShardManifest::read(&path).map(|m| m.shard.n)));
+            } else if layout.unsharded.is_none() && super::is_run_output(name) {
+                layout.unsharded = Some(path);
+            }
         }
-        if let Some(m) = ShardManifest::read(&dir)
-            && m.shard.n != shard.n
-        {
-            return Err(super::PipelineError::State {
-                path: dir.join(MANIFEST_FILE),
-                message: format!(
-                    "this output root was written as {} shards, not {}: inputs would move between shards and \
-                     be written twice; keep --shard K/{} or choose another output",
-                    m.shard.n, shard.n, m.shard.n
-                ),
-            });
-        }
+        layout
     }
-    Ok(())
+
+    /// Refuses a run that would write records the root already holds. Inputs go to shard
+    /// `hash mod N`, each shard's state in its own folder: a run with another N, a sharded run
+    /// over a root an unsharded run wrote, or an unsharded run over shard folders would find
+    /// no state that has seen its inputs, read them again and write their records twice.
+    pub fn check(&self, shard: Option<Shard>) -> Result<(), super::PipelineError> {
+        let refuse =
+            |path: &Path, message: String| Err(super::PipelineError::State { path: path.to_path_buf(), message });
+        match shard {
+            Some(shard) => {
+                if let Some(path) = &self.unsharded {
+                    return refuse(
+                        path,
+                        format!(
+                            "this output root holds a run written without --shard: --shard {}/{} would read its \
+                             inputs again and write their records twice; choose another output",
+                            shard.k, shard.n
+                        ),
+                    );
+                }
+                if let Some((path, Some(n))) = self.shards.iter().find(|(_, n)| n.is_some_and(|n| n != shard.n)) {
+                    return refuse(
+                        path,
+                        format!(
+                            "this output root was written as {n} shards, not {}: inputs would move between shards \
+                             and be written twice; keep --shard K/{n} or choose another output",
+                            shard.n
+                        ),
+                    );
+                }
+            }
+            None => {
+                if let Some((path, n)) = self.shards.first() {
+                    let keep = n.map_or_else(|| "--shard K/N".to_string(), |n| format!("--shard K/{n}"));
+                    return refuse(
+                        path,
+                        format!(
+                            "this output root holds a sharded run: a run without --shard would read its inputs \
+                             again and write their records twice; rerun with {keep}, or choose another output"
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -194,8 +245,40 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let s = Shard { k: 1, n: 3 };
         ShardManifest { shard: s, inputs: vec![] }.write(&s.dir(root.path())).unwrap();
-        assert!(check_root(root.path(), Shard { k: 0, n: 3 }).is_ok());
-        let err = check_root(root.path(), Shard { k: 0, n: 2 }).unwrap_err().to_string();
+        let layout = RootLayout::of_dir(root.path());
+        assert!(layout.check(Some(Shard { k: 0, n: 3 })).is_ok());
+        let err = layout.check(Some(Shard { k: 0, n: 2 })).unwrap_err().to_string();
         assert!(err.contains("3 shards, not 2"), "{err}");
+    }
+
+    /// Sharded over unsharded and the reverse write every record again: both refused, with the
+    /// file that shows the other run named; an empty or absent root takes either.
+    #[test]
+    fn a_root_keeps_whether_it_is_sharded() {
+        let empty = tempfile::tempdir().unwrap();
+        for shard in [None, Some(Shard { k: 0, n: 2 })] {
+            assert!(RootLayout::of_dir(empty.path()).check(shard).is_ok());
+            assert!(RootLayout::of_dir(&empty.path().join("absent")).check(shard).is_ok());
+        }
+        for file in ["state.json", "state.sqlite", "part-00000.jsonl.zst", "part-00003.parquet"] {
+            let root = tempfile::tempdir().unwrap();
+            std::fs::write(root.path().join("stats.json"), "{}").unwrap();
+            std::fs::write(root.path().join(file), "x").unwrap();
+            let layout = RootLayout::of_dir(root.path());
+            assert_eq!(layout.unsharded.as_deref(), Some(root.path().join(file).as_path()));
+            assert!(layout.check(None).is_ok(), "{file}: the same unsharded run may resume");
+            let err = layout.check(Some(Shard { k: 1, n: 2 })).unwrap_err().to_string();
+            assert!(err.contains(file) && err.contains("without --shard"), "{err}");
+        }
+        let root = tempfile::tempdir().unwrap();
+        let s = Shard { k: 0, n: 4 };
+        ShardManifest { shard: s, inputs: vec![] }.write(&s.dir(root.path())).unwrap();
+        let err = RootLayout::of_dir(root.path()).check(None).unwrap_err().to_string();
+        assert!(err.contains("shard-00000") && err.contains("--shard K/4"), "{err}");
+        // A shard folder whose manifest is not there yet is a sharded run all the same.
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("shard-00002")).unwrap();
+        let err = RootLayout::of_dir(root.path()).check(None).unwrap_err().to_string();
+        assert!(err.contains("--shard K/N"), "{err}");
     }
 }
