@@ -136,6 +136,21 @@ async fn respond(path: &str, hit: u32, base: &str, articles: usize, headers: &He
             )))
             .unwrap(),
         "/broken.xml" => xml("<html><body>this is not a feed</body></html>".to_string()),
+        // A feed with a validator that answers 304 while it has not changed.
+        "/etag.xml" => {
+            if headers.get("if-none-match").is_some_and(|v| v == "\"e-v1\"") {
+                return Response::builder().status(304).body(Body::empty()).unwrap();
+            }
+            let items: String = (0..3).map(|i| rss_item(&format!("/articles/e{i}"))).collect();
+            Response::builder()
+                .header("content-type", "application/rss+xml")
+                .header("etag", "\"e-v1\"")
+                .body(Body::from(format!("<rss version=\"2.0\"><channel><title>E</title>{items}</channel></rss>")))
+                .unwrap()
+        }
+        // Gone for three polls (the feed is parked), then back.
+        "/back.xml" if hit <= 3 => Response::builder().status(404).body(Body::from("not found")).unwrap(),
+        "/back.xml" => xml(format!("<rss version=\"2.0\"><channel><title>B</title>{}</channel></rss>", rss_item("/articles/b1"))),
         "/many.xml" => {
             let items: String = (0..articles).map(|i| rss_item(&format!("/articles/m{i}"))).collect();
             xml(format!("<rss version=\"2.0\"><channel><title>M</title>{items}</channel></rss>"))
@@ -529,4 +544,83 @@ fn ctrl_c_in_continuous_mode_stops_cleanly_and_resume_finishes() {
     let urls: Vec<String> = records(&out).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
     assert_eq!(urls.iter().collect::<HashSet<_>>().len(), 60);
     assert_eq!(urls.len(), 60);
+}
+
+/// The state database of a feeds run's output, for moving its clock.
+fn state_db(out: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(out.join("state.sqlite")).unwrap()
+}
+
+/// An article a feed still lists is never forgotten, also while the feed answers 304: the
+/// outside audit of session 45 saw `forget` prune such articles (a 304 did not count as seeing
+/// them) and the feed's next full answer fetch and write all of them again. Days pass by
+/// moving `last_seen` back in the database.
+#[test]
+fn articles_a_feed_still_lists_behind_304_answers_are_not_forgotten_and_refetched() {
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        &[format!("{}/etag.xml", server.base)],
+        "allow_private_addresses = true\nforget_after_days = 1",
+    );
+    let out = dir.path().join("out");
+    assert!(pipeline(&["--config", &cfg]).status.success());
+    assert_eq!(records(&out).len(), 3);
+    let age = |days: f64| {
+        let n = state_db(&out)
+            .execute("UPDATE articles SET last_seen = last_seen - ?1", [(days * 86_400.0) as i64])
+            .unwrap();
+        assert_eq!(n, 3);
+    };
+    // Most of a day later: a poll answered 304.
+    age(0.9);
+    let o = pipeline(&["--config", &cfg, "--resume"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(server.log.lock().unwrap().if_none_match.contains(&"\"e-v1\"".to_string()));
+    // Past `forget_after_days` since the last full answer; then the feed changes (a full answer
+    // that lists the same three).
+    age(0.2);
+    state_db(&out).execute("UPDATE feeds SET etag = NULL, last_modified = NULL", []).unwrap();
+    let o = pipeline(&["--config", &cfg, "--resume"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let urls: Vec<String> = records(&out).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
+    assert_eq!(urls.len(), 3, "articles written again: {urls:?}");
+    let log = server.log.lock().unwrap();
+    for i in 0..3 {
+        assert_eq!(log.hits[&format!("/articles/e{i}")], 1);
+    }
+}
+
+/// A feed parked after three 404s is asked again once a `--max-interval` and comes back when it
+/// answers (the audit of session 45 found it parked for good: nothing ever asked it again).
+#[test]
+fn a_parked_feed_is_asked_again_and_comes_back() {
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "allow_private_addresses = true\nmin_interval_secs = 1\nmax_interval_secs = 1";
+    let cfg = config(dir.path(), &[format!("{}/back.xml", server.base)], extra);
+    let out = dir.path().join("out");
+    for run in 0..3 {
+        let mut args = vec!["--config", cfg.as_str()];
+        if run > 0 {
+            args.push("--resume");
+        }
+        let o = pipeline(&args);
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let status: String = state_db(&out).query_row("SELECT status FROM feeds", [], |r| r.get(0)).unwrap();
+    assert_eq!(status, "parked");
+    // Not due yet: a --once run right away leaves it alone.
+    let o = pipeline(&["--config", &cfg, "--resume"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(server.log.lock().unwrap().hits["/back.xml"], 3);
+    // Due (its interval is a second): asked, answers, active again, its article fetched.
+    std::thread::sleep(Duration::from_millis(1100));
+    let o = pipeline(&["--config", &cfg, "--resume"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(server.log.lock().unwrap().hits["/back.xml"], 4);
+    let status: String = state_db(&out).query_row("SELECT status FROM feeds", [], |r| r.get(0)).unwrap();
+    assert_eq!(status, "active");
+    assert_eq!(records(&out).len(), 1);
 }

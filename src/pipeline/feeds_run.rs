@@ -91,10 +91,15 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
             conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl};")).map_err(&e)?;
         }
     }
+    // `listings`: what each feed listed at its last full answer (200), so that an answer of
+    // 304 (nothing changed) can tell which articles the feed still lists: `forget` must never
+    // prune those, or the feed's next full answer would bring them back as new.
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL DEFAULT 0,
              failed INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, reasons TEXT NOT NULL DEFAULT '{}');
-         CREATE INDEX IF NOT EXISTS articles_status ON articles (status);",
+         CREATE INDEX IF NOT EXISTS articles_status ON articles (status);
+         CREATE TABLE IF NOT EXISTS listings (feed TEXT NOT NULL, url TEXT NOT NULL, PRIMARY KEY (feed, url))
+             WITHOUT ROWID;",
     )
     .map_err(&e)?;
     Ok(conn)
@@ -373,17 +378,22 @@ struct LoopState {
     queued: HashSet<String>,
     /// Transient failures resting before their next try.
     resting: HashMap<String, Instant>,
+    /// Articles that failed transiently in this process: the attempts the database had
+    /// counted before, and the failures since (counted there only when a part commits, which
+    /// in a slow continuous crawl may be long after).
+    tries: HashMap<String, (u32, u32)>,
     tasks: tokio::task::JoinSet<(String, Done)>,
     /// The pending articles must be read again from the state database.
     refresh: bool,
 }
 
 impl LoopState {
-    /// Feeds due for a poll join their host's queue (with `--once`, every feed not yet polled).
+    /// Feeds due for a poll join their host's queue (with `--once`, every feed not yet polled;
+    /// a parked feed only when its next check is due, once a `--max-interval`).
     fn queue_due_feeds(&mut self, once: bool, now: Instant) {
         for (n, s) in self.slots.iter_mut().enumerate() {
-            let due = if once { !s.polled_this_run } else { s.next_poll <= now };
-            if due && !s.queued && !s.parked {
+            let due = if once { !s.polled_this_run && (!s.parked || s.next_poll <= now) } else { s.next_poll <= now };
+            if due && !s.queued {
                 s.queued = true;
                 self.frontier.push(&s.host, Work::Poll(n), now);
             }
@@ -393,11 +403,8 @@ impl LoopState {
     /// When the loop must wake: a host ready, a feed due (unless `no_polls`), a rest over;
     /// marks the pending articles for a refresh when a rest ends by then.
     fn wake(&mut self, no_polls: bool) -> Instant {
-        let next_feed = if no_polls {
-            None
-        } else {
-            self.slots.iter().filter(|s| !s.queued && !s.parked).map(|s| s.next_poll).min()
-        };
+        let next_feed =
+            if no_polls { None } else { self.slots.iter().filter(|s| !s.queued).map(|s| s.next_poll).min() };
         let wake = [self.frontier.next_ready(), next_feed, self.resting.values().min().copied()]
             .into_iter()
             .flatten()
@@ -467,8 +474,11 @@ impl Crawl {
                 .map_err(&e)?;
             let (next_poll, rate, failures, gone, status, polled_at) =
                 row.unwrap_or((None, None, 0, 0, "active".into(), None));
-            // A --once run polls every active feed, whatever its schedule says.
-            let wait = if self.config.once { 0 } else { next_poll.map(|t| (t - now_unix).max(0)).unwrap_or(0) };
+            // A --once run polls every active feed, whatever its schedule says; a parked one
+            // is checked again on its schedule (once a --max-interval) in either mode.
+            let parked = status == "parked";
+            let wait =
+                if self.config.once && !parked { 0 } else { next_poll.map(|t| (t - now_unix).max(0)).unwrap_or(0) };
             let last_poll = polled_at
                 .and_then(|t| chrono::NaiveDateTime::parse_from_str(&t, "%Y-%m-%d %H:%M:%S").ok())
                 .map(|t| t.and_utc().timestamp());
@@ -477,7 +487,7 @@ impl Crawl {
                 url: url.clone(),
                 next_poll: now + Duration::from_secs(wait as u64),
                 queued: false,
-                parked: status == "parked",
+                parked,
                 polled_this_run: false,
                 last_poll,
                 health: FeedHealth { rate, failures, gone },
@@ -496,7 +506,12 @@ impl Crawl {
         conn.execute("DELETE FROM meta WHERE key = 'once_finished'", []).map_err(&e)?;
         let slots = this.slots(&conn)?;
         for s in slots.iter().filter(|s| s.parked) {
-            tracing::warn!("{}: parked (gone: 404/410 {} polls in a row); remove it from the list", s.url, GONE_AFTER);
+            tracing::warn!(
+                "{}: parked (gone: 404/410 {} polls in a row); asked again once every {} s until it answers",
+                s.url,
+                GONE_AFTER,
+                this.config.max_interval_secs
+            );
         }
         let limits =
             FrontierLimits { max_connections: this.config.max_connections, per_host: this.config.per_host_connections };
@@ -505,6 +520,7 @@ impl Crawl {
             frontier: Frontier::new(limits),
             queued: HashSet::new(),
             resting: HashMap::new(),
+            tries: HashMap::new(),
             tasks: tokio::task::JoinSet::new(),
             refresh: true,
         };
@@ -548,7 +564,8 @@ impl Crawl {
                     m.set_gauge("feeds{status=\"not_polled_yet\"}", (st.slots.len() - parked - polled) as f64);
                 }
             }
-            let all_polled = st.slots.iter().all(|s| s.parked || s.polled_this_run);
+            // A parked feed whose next check is not due is done for this round.
+            let all_polled = st.slots.iter().all(|s| s.polled_this_run || s.parked && s.next_poll > now);
             if st.tasks.is_empty() && (stopping || (this.config.once && all_polled && st.frontier.is_idle())) {
                 if !stopping {
                     // `pipeline status` tells a finished --once round from one in progress.
@@ -623,6 +640,7 @@ impl Crawl {
             st.frontier.push(&host, Work::Article(url, feed, item), now);
         }
         st.queued.retain(|u| pending_now.contains(u));
+        st.tries.retain(|u, _| pending_now.contains(u));
         Ok(true)
     }
 
@@ -711,11 +729,22 @@ impl Crawl {
                 let origin = if transient {
                     // Pending still: tried again after a rest (in --once mode, by the next
                     // run), counted as an attempt when the part commits. In --once mode it
-                    // stays in `queued`, so this run does not take it again.
+                    // stays in `queued`, so this run does not take it again; in a continuous
+                    // run it rests, at most `MAX_ATTEMPTS` tries in all (the audit of session
+                    // 45 saw a URL answering 503 tried for as long as no part committed).
                     if !self.config.once {
-                        st.queued.remove(&url);
-                        let rest = Duration::from_secs(self.config.min_interval_secs.max(60));
-                        st.resting.insert(url.clone(), Instant::now() + rest);
+                        let (before, since) = match st.tries.get(&url) {
+                            Some(&t) => t,
+                            None => (self.attempts(conn, &url)?, 0),
+                        };
+                        st.tries.insert(url.clone(), (before, since + 1));
+                        // Its last allowed attempt: it stays in `queued`, not taken again;
+                        // the part that commits counts these failures and marks it failed.
+                        if before + since + 1 < MAX_ATTEMPTS {
+                            st.queued.remove(&url);
+                            let rest = Duration::from_secs(self.config.min_interval_secs.max(60));
+                            st.resting.insert(url.clone(), Instant::now() + rest);
+                        }
                     }
                     Origin::UrlRetry(url, tally)
                 } else {
@@ -729,10 +758,19 @@ impl Crawl {
         }
     }
 
+    /// The attempts the state database has counted for an article (committed ones).
+    fn attempts(&self, conn: &Connection, url: &str) -> Result<u32, PipelineError> {
+        conn.query_row("SELECT attempts FROM articles WHERE url = ?1", params![url], |r| r.get(0))
+            .optional()
+            .map(Option::unwrap_or_default)
+            .map_err(db_err(&self.db_path))
+    }
+
     /// Prunes articles that are finished (done or failed) and that no feed has listed for
     /// `forget_after_days`: an article still in a feed keeps its row (its `last_seen` moves
-    /// on with every poll), so it is never fetched again; the database grows with the
-    /// articles of the last `forget_after_days`, not with every article ever seen.
+    /// on with every poll, a 304 included: `listings`), so it is never fetched again; the
+    /// database grows with the articles of the last `forget_after_days`, not with every
+    /// article ever seen.
     fn forget(&self, conn: &Connection) -> Result<(), PipelineError> {
         let cutoff = unix_now() - (self.config.forget_after_days as i64) * 86_400;
         let n = conn
@@ -777,6 +815,9 @@ impl Crawl {
                     )
                     .map_err(&e)?;
                 let mut seen = conn.prepare_cached("UPDATE articles SET last_seen = ?2 WHERE url = ?1").map_err(&e)?;
+                conn.execute("DELETE FROM listings WHERE feed = ?1", params![feed.as_str()]).map_err(&e)?;
+                let mut listed =
+                    conn.prepare_cached("INSERT OR IGNORE INTO listings (feed, url) VALUES (?1, ?2)").map_err(&e)?;
                 for (i, l) in parsed.feed.links.iter().enumerate() {
                     if self.shard.is_some_and(|s| !s.owns(l.host_str().unwrap_or(""))) {
                         continue; // another shard's host
@@ -786,6 +827,7 @@ impl Crawl {
                     if n == 0 {
                         seen.execute(params![l.as_str(), now_unix]).map_err(&e)?;
                     }
+                    listed.execute(params![feed.as_str(), l.as_str()]).map_err(&e)?;
                     new += n as u64;
                 }
                 let hints = PollHints {
@@ -803,6 +845,16 @@ impl Crawl {
                 )
             }
             Ok(None) => {
+                // Not modified: the feed lists what it listed at its last full answer, so those
+                // articles are seen now too (else `forget` would prune articles the feed still
+                // lists, and its next full answer would fetch and write them again). A database
+                // from before `listings` knows only the feed that first listed each article.
+                conn.execute(
+                    "UPDATE articles SET last_seen = ?2 WHERE url IN (SELECT url FROM listings WHERE feed = ?1)
+                         OR (feed = ?1 AND NOT EXISTS (SELECT 1 FROM listings WHERE feed = ?1))",
+                    params![feed.as_str(), now_unix],
+                )
+                .map_err(&e)?;
                 let hints = PollHints::default();
                 (PollResult::Ok { new_items: 0, elapsed, hints }, 0, None, None)
             }
@@ -817,7 +869,10 @@ impl Crawl {
         slot.next_poll = Instant::now() + interval;
         slot.last_poll = Some(now_unix);
         if slot.parked {
-            tracing::warn!("{feed}: parked: it answered 404/410 {GONE_AFTER} polls in a row");
+            tracing::warn!(
+                "{feed}: parked: it answered 404/410 {GONE_AFTER} polls in a row; asked again once every {} s",
+                self.config.max_interval_secs
+            );
         }
         conn.execute(
             "INSERT INTO feeds (url, polled_at, next_poll, interval_secs, rate, failures, gone, status, polls, items, last_error)
