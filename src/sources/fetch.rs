@@ -172,7 +172,9 @@ impl FetchError {
     }
 }
 
-/// Addresses a feed URL may not reach without `--allow-private-addresses`.
+/// Addresses a feed URL may not reach without `--allow-private-addresses`: loopback, private,
+/// link-local, carrier-grade NAT, multicast, reserved and unspecified ones, and IPv6 addresses
+/// that carry an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) judged by it.
 pub fn is_forbidden(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -184,18 +186,37 @@ pub fn is_forbidden(ip: IpAddr) -> bool {
                 || v4.is_unspecified()
                 || v4.is_broadcast()
                 || (o[0] == 100 && (o[1] & 0xc0) == 64) // carrier-grade NAT 100.64/10
+                || (o[0] == 198 && (o[1] & 0xfe) == 18) // benchmarking 198.18/15
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments 192.0.0/24
+                || o[0] >= 240 // reserved 240/4
                 || o[0] == 0
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            let s = v6.segments();
+            let embedded = |hi: u16, lo: u16| std::net::Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+            // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible, deprecated; :: and ::1 too).
+            if let Some(v4) = v6.to_ipv4() {
                 return is_forbidden(IpAddr::V4(v4));
             }
-            let s = v6.segments();
+            // NAT64 64:ff9b::/96 reaches the IPv4 address in its last 32 bits.
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                return is_forbidden(IpAddr::V4(embedded(s[6], s[7])));
+            }
+            // 6to4 2002::/16: the relay's IPv4 address in bits 16–48.
+            if s[0] == 0x2002 {
+                return is_forbidden(IpAddr::V4(embedded(s[1], s[2])));
+            }
+            // Teredo 2001::/32: the client's IPv4 address, inverted, in the last 32 bits.
+            if s[0] == 0x2001 && s[1] == 0 {
+                return is_forbidden(IpAddr::V4(embedded(!s[6], !s[7])));
+            }
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64 64:ff9b:1::/48
                 || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
                 || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || (s[0] & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated)
         }
     }
 }
@@ -657,10 +678,34 @@ mod tests {
             "fd00::1",
             "::ffff:127.0.0.1",
             "100.64.0.1",
+            // Found open by the audit of session 45: IPv6 spellings of private IPv4 addresses
+            // and the deprecated site-local range.
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::1",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo, client 127.0.0.1
+            "fec0::1",
+            "198.18.0.1",
+            "240.0.0.1",
+            "192.0.0.8",
         ] {
             assert!(is_forbidden(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "172.32.0.1"] {
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            "172.32.0.1",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+            "2001:db8::1",
+            "198.20.0.1",
+        ] {
             assert!(!is_forbidden(ip.parse().unwrap()), "{ip}");
         }
         assert!(literal_forbidden(&Url::parse("http://127.0.0.1:8080/a").unwrap()).is_some());
