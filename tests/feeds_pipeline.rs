@@ -521,6 +521,12 @@ fn ctrl_c_in_continuous_mode_stops_cleanly_and_resume_finishes() {
         .unwrap();
     // About 15 of the 60 articles are fetched by then (one request per 100 ms on this host).
     std::thread::sleep(Duration::from_millis(2000));
+    // A second process on the same folder is refused while the first runs (exit 2), rather
+    // than racing it for the same part names.
+    let o = pipeline(&["--config", &cfg, "--resume", "--once"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another pipeline process is running"), "{stderr}");
     let o = Command::new("kill").args(["-INT", &child.id().to_string()]).output().unwrap();
     assert!(o.status.success());
     let deadline = Instant::now() + Duration::from_secs(30);

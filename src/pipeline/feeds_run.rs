@@ -207,6 +207,8 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
     // an article is fetched by one shard whichever feeds list it, and adding a feed moves
     // nothing.
     let feed_urls = feeds::read_feed_list(&run.feeds.list).map_err(|e| PipelineError::Source(e.to_string()))?;
+    // Held until the run returns.
+    let _lock = ctx.lock()?;
     ctx.check_fresh(STATE_FILE)?;
     std::fs::create_dir_all(&ctx.out)
         .map_err(|e| PipelineError::State { path: ctx.out.clone(), message: e.to_string() })?;
