@@ -507,4 +507,19 @@ fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
     assert_eq!(st["articles"]["done"], 240, "{st}");
+    // A feeds shard's N is in the bucket too (its shard.json): another N from a fresh staging
+    // folder is refused before anything is fetched.
+    let shard_run = |shard: &str, staging: &str| {
+        let staging = work.path().join(staging).display().to_string();
+        let args =
+            ["--feeds", &list, "--once", "--allow-private-addresses", "--out", "s3://crawl/sharded/", "--shard", shard];
+        pipeline(&s3, &args).args(["--staging", &staging]).output().unwrap()
+    };
+    let o = shard_run("0/2", "s2");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(s3.path("crawl", "sharded/shard-00000/shard.json").exists());
+    let o = shard_run("0/3", "s3");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("2 shards, not 3"), "{stderr}");
 }

@@ -376,15 +376,20 @@ fn config_files_run_and_report_every_problem() {
     }
 }
 
+/// A WARC of `n` HTML pages, `http://HOST/0` … of `paras` paragraphs each.
+fn pages_warc(path: &Path, host: &str, n: usize, paras: usize) {
+    let mut w = WarcWriter::create(path, "test").unwrap();
+    for i in 0..n {
+        exchange(&mut w, &format!("http://{host}/{i}"), &http("text/html", page(i, paras).as_bytes(), ""));
+    }
+    w.finish().unwrap();
+}
+
 #[test]
 fn a_crc_damaged_last_member_is_one_gzip_failure_and_each_record_counts_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crc.warc.gz");
-    let mut w = WarcWriter::create(&path, "test").unwrap();
-    for i in 0..7 {
-        exchange(&mut w, &format!("http://c.test/{i}"), &http("text/html", page(i, 4).as_bytes(), ""));
-    }
-    w.finish().unwrap();
+    pages_warc(&path, "c.test", 7, 4);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();
     bytes[n - 8] ^= 0xff; // the last member's CRC32
@@ -543,11 +548,7 @@ fn shards_run_side_by_side_cover_every_input_once_and_a_killed_shard_resumes() {
 fn a_root_written_with_shards_or_without_refuses_the_other_way() {
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("a.warc.gz");
-    let mut w = WarcWriter::create(&warc, "test").unwrap();
-    for i in 0..4 {
-        exchange(&mut w, &format!("http://a.test/{i}"), &http("text/html", page(i, 5).as_bytes(), ""));
-    }
-    w.finish().unwrap();
+    pages_warc(&warc, "a.test", 4, 5);
     let warc = warc.to_str().unwrap();
 
     let plain = dir.path().join("plain");

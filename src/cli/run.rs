@@ -334,6 +334,8 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
     };
     layout.check(shard)?;
     let out = shard.map(|s| s.dir(&root)).unwrap_or_else(|| root.clone());
+    // Before the staging folder is cleared or anything written, held past the last upload.
+    let _lock = article_pipeline::pipeline::lock_output(&out)?;
     let mirror = match &remote_root {
         Some(r) => {
             let remote = shard.map(|s| r.join(&format!("shard-{:05}/", s.k))).unwrap_or_else(|| r.as_prefix());
@@ -382,6 +384,10 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         (None, Some(f)) => {
             if let Some(s) = shard {
                 ShardManifest { shard: s, inputs: vec![f.list.display().to_string()] }.write(&out)?;
+                // In the bucket too: the next run's layout check reads N from it.
+                if let Some(m) = &mirror {
+                    m.publish(&out.join(article_pipeline::pipeline::shard::MANIFEST_FILE))?;
+                }
             }
             feeds_run::run(&feeds_run::FeedsRun { feeds: f.clone(), ctx, shard }, &bar)
         }

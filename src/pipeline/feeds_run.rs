@@ -99,7 +99,8 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
              failed INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, reasons TEXT NOT NULL DEFAULT '{}');
          CREATE INDEX IF NOT EXISTS articles_status ON articles (status);
          CREATE TABLE IF NOT EXISTS listings (feed TEXT NOT NULL, url TEXT NOT NULL, PRIMARY KEY (feed, url))
-             WITHOUT ROWID;",
+             WITHOUT ROWID;
+         CREATE INDEX IF NOT EXISTS listings_url ON listings (url);",
     )
     .map_err(&e)?;
     Ok(conn)
@@ -207,8 +208,6 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
     // an article is fetched by one shard whichever feeds list it, and adding a feed moves
     // nothing.
     let feed_urls = feeds::read_feed_list(&run.feeds.list).map_err(|e| PipelineError::Source(e.to_string()))?;
-    // Held until the run returns.
-    let _lock = ctx.lock()?;
     ctx.check_fresh(STATE_FILE)?;
     std::fs::create_dir_all(&ctx.out)
         .map_err(|e| PipelineError::State { path: ctx.out.clone(), message: e.to_string() })?;
@@ -774,13 +773,22 @@ impl Crawl {
     /// database grows with the articles of the last `forget_after_days`, not with every
     /// article ever seen.
     fn forget(&self, conn: &Connection) -> Result<(), PipelineError> {
+        let e = db_err(&self.db_path);
         let cutoff = unix_now() - (self.config.forget_after_days as i64) * 86_400;
+        // What a feed listed at its last full answer is kept however long ago that was (the
+        // feed may have failed since, or the crawl been stopped); the listings of feeds no
+        // longer in the list go, and with them that protection.
+        let listed: Vec<&str> = self.feeds.iter().map(Url::as_str).collect();
+        let listed = serde_json::to_string(&listed).expect("feed URLs serialise");
+        conn.execute("DELETE FROM listings WHERE feed NOT IN (SELECT value FROM json_each(?1))", params![listed])
+            .map_err(&e)?;
         let n = conn
             .execute(
-                "DELETE FROM articles WHERE status IN ('done', 'failed') AND coalesce(last_seen, first_seen) < ?1",
+                "DELETE FROM articles WHERE status IN ('done', 'failed') AND coalesce(last_seen, first_seen) < ?1
+                     AND url NOT IN (SELECT url FROM listings)",
                 params![cutoff],
             )
-            .map_err(db_err(&self.db_path))?;
+            .map_err(&e)?;
         if n > 0 {
             tracing::info!("forgot {n} articles no feed has listed for {} days", self.config.forget_after_days);
         }
@@ -851,12 +859,17 @@ impl Crawl {
                 // articles are seen now too (else `forget` would prune articles the feed still
                 // lists, and its next full answer would fetch and write them again). A database
                 // from before `listings` knows only the feed that first listed each article.
-                conn.execute(
-                    "UPDATE articles SET last_seen = ?2 WHERE url IN (SELECT url FROM listings WHERE feed = ?1)
-                         OR (feed = ?1 AND NOT EXISTS (SELECT 1 FROM listings WHERE feed = ?1))",
-                    params![feed.as_str(), now_unix],
-                )
-                .map_err(&e)?;
+                let listed: bool = conn
+                    .query_row("SELECT EXISTS (SELECT 1 FROM listings WHERE feed = ?1)", params![feed.as_str()], |r| {
+                        r.get(0)
+                    })
+                    .map_err(&e)?;
+                let refresh = if listed {
+                    "UPDATE articles SET last_seen = ?2 WHERE url IN (SELECT url FROM listings WHERE feed = ?1)"
+                } else {
+                    "UPDATE articles SET last_seen = ?2 WHERE feed = ?1"
+                };
+                conn.execute(refresh, params![feed.as_str(), now_unix]).map_err(&e)?;
                 let hints = PollHints::default();
                 (PollResult::Ok { new_items: 0, elapsed, hints }, 0, None, None)
             }
@@ -865,7 +878,13 @@ impl Crawl {
                 (if gone { PollResult::Gone } else { PollResult::Failed }, 0, Some(failure), None)
             }
         };
-        let next = next_poll(&self.policy(), &mut slot.health, outcome);
+        // A parked feed comes back only when it answers (200 or 304): a 404 or any other
+        // failure leaves it parked, its health as it was, until its next check.
+        let next = if slot.parked && !matches!(outcome, PollResult::Ok { .. }) {
+            None
+        } else {
+            next_poll(&self.policy(), &mut slot.health, outcome)
+        };
         slot.parked = next.is_none();
         let interval = next.unwrap_or(self.policy().max);
         slot.next_poll = Instant::now() + interval;

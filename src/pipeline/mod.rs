@@ -245,8 +245,35 @@ const METRICS_EVERY: std::time::Duration = std::time::Duration::from_millis(250)
 /// Where a run keeps its site memory.
 pub const SITE_MEMORY_FILE: &str = "site_memory.bin";
 
-/// The file a run holds locked in its output folder while it runs ([`RunContext::lock`]).
+/// The file a run holds locked in its output folder while it runs ([`lock_output`]).
 pub const LOCK_FILE: &str = ".lock";
+
+/// Takes the output folder `out` for this process (`OUT/.lock`, an exclusive advisory lock
+/// held until the returned file drops): a second process on the same folder, say a shard's
+/// command run twice, would number and rename the same parts as the first and race it, and for
+/// an `s3://` output would clear the staging folder under it. Refused, not waited for. Taken
+/// before anything in the folder is touched and held until the run's last upload. An `s3://`
+/// output is locked in its staging folder only: two machines on one prefix are not seen.
+pub fn lock_output(out: &Path) -> Result<std::fs::File, PipelineError> {
+    let at = |path: &Path, message: String| PipelineError::State { path: path.to_path_buf(), message };
+    std::fs::create_dir_all(out).map_err(|e| at(out, e.to_string()))?;
+    let path = out.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| at(&path, e.to_string()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(at(
+            &path,
+            "another pipeline process is running on this output folder: wait for it to end, or choose another folder"
+                .into(),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(at(&path, e.to_string())),
+    }
+}
 
 impl RunContext<'_> {
     /// Refuses an output folder holding an earlier run (its `state_file`) unless resuming.
@@ -288,33 +315,6 @@ impl RunContext<'_> {
             return refuse(path, "the output folder holds parts of an earlier run: choose another folder");
         }
         Ok(())
-    }
-
-    /// Takes the output folder for this process (`OUT/.lock`, an exclusive advisory lock held
-    /// until the guard drops): a second process on the same folder, say a shard's command run
-    /// twice, would number and rename the same parts as the first and race it. Refused, not
-    /// waited for. An `s3://` output is locked in its staging folder only: two machines on one
-    /// prefix are not seen.
-    fn lock(&self) -> Result<std::fs::File, PipelineError> {
-        let at = |path: &Path, message: String| PipelineError::State { path: path.to_path_buf(), message };
-        std::fs::create_dir_all(&self.out).map_err(|e| at(&self.out, e.to_string()))?;
-        let path = self.out.join(LOCK_FILE);
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| at(&path, e.to_string()))?;
-        match file.try_lock() {
-            Ok(()) => Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => Err(at(
-                &path,
-                "another pipeline process is running on this output folder: wait for it to end, or choose another \
-                 folder"
-                    .into(),
-            )),
-            Err(std::fs::TryLockError::Error(e)) => Err(at(&path, e.to_string())),
-        }
     }
 
     /// Opens the sink (removing parts a crash left unfinished) and, when resuming, reads the

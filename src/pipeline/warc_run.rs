@@ -273,8 +273,6 @@ pub struct WarcRun<'a> {
 /// Runs a WARC pipeline; returns the run's (cumulative) stats, also written to `OUT/stats.json`.
 pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, PipelineError> {
     let ctx = &run.ctx;
-    // Held until the run returns.
-    let _lock = ctx.lock()?;
     ctx.check_fresh(STATE_FILE)?;
     let previous = if ctx.resume { WarcState::load(&ctx.out)? } else { None };
     let output = ctx.open_output()?;

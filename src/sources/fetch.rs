@@ -198,8 +198,9 @@ pub fn is_forbidden(ip: IpAddr) -> bool {
             if let Some(v4) = v6.to_ipv4() {
                 return is_forbidden(IpAddr::V4(v4));
             }
-            // NAT64 64:ff9b::/96 reaches the IPv4 address in its last 32 bits.
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+            // NAT64 64:ff9b::/96 and IPv4-translated ::ffff:0:a.b.c.d reach the IPv4
+            // address in their last 32 bits.
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || s[..6] == [0, 0, 0, 0, 0xffff, 0] {
                 return is_forbidden(IpAddr::V4(embedded(s[6], s[7])));
             }
             // 6to4 2002::/16: the relay's IPv4 address in bits 16–48.
@@ -683,6 +684,7 @@ mod tests {
             "::127.0.0.1",
             "::10.0.0.1",
             "64:ff9b::7f00:1",
+            "::ffff:0:7f00:1",
             "64:ff9b::a9fe:a9fe",
             "64:ff9b:1::1",
             "2002:7f00:1::1",
