@@ -634,24 +634,26 @@ fn a_parked_feed_is_asked_again_and_comes_back() {
     let status = || -> String { state_db(&out).query_row("SELECT status FROM feeds", [], |r| r.get(0)).unwrap() };
     let hits = || server.log.lock().unwrap().hits["/back.xml"];
     let due = || state_db(&out).execute("UPDATE feeds SET next_poll = 0", []).unwrap();
-    for _ in 0..3 {
-        run(1);
+    // Each run: whether the clock is moved to the feed's next check first, then the exit code,
+    // the feed's requests so far and its status.
+    let steps = [
+        (false, 1, 1, "active"),
+        (false, 1, 2, "active"),
+        (false, 1, 3, "parked"),
+        // Not due: a --once run leaves it alone.
+        (false, 0, 3, "parked"),
+        // Due: asked; a server error (one poll and its two retries) leaves it parked.
+        (true, 1, 6, "parked"),
+        (false, 0, 6, "parked"),
+        // Due again: it answers, is active again, and its article is fetched.
+        (true, 0, 7, "active"),
+    ];
+    for (i, (make_due, code, requests, want)) in steps.into_iter().enumerate() {
+        if make_due {
+            due();
+        }
+        run(code);
+        assert_eq!((hits(), status().as_str()), (requests, want), "run {i}");
     }
-    assert_eq!(status(), "parked");
-    // Not due: a --once run leaves it alone.
-    run(0);
-    assert_eq!(hits(), 3);
-    // Due: asked; a server error (one poll and its two retries) leaves it parked.
-    due();
-    run(1);
-    assert_eq!(hits(), 6);
-    assert_eq!(status(), "parked");
-    run(0);
-    assert_eq!(hits(), 6);
-    // Due again: it answers, is active again, and its article is fetched.
-    due();
-    run(0);
-    assert_eq!(hits(), 7);
-    assert_eq!(status(), "active");
     assert_eq!(records(&out).len(), 1);
 }

@@ -83,6 +83,15 @@ fn exchange(w: &mut WarcWriter, url: &str, response: &[u8]) -> (u64, String) {
     (offset, id.trim_matches(['<', '>']).to_string())
 }
 
+/// Runs the pipeline and checks it was refused as a usage or state error (exit 2) with
+/// `needle` in its message.
+fn refused(args: &[&str], needle: &str) {
+    let o = pipeline(args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+}
+
 fn records(out: &Path) -> Vec<Value> {
     list_parts(out).unwrap().iter().flat_map(|p| read_part(p).unwrap()).collect()
 }
@@ -425,10 +434,7 @@ fn an_output_folder_of_another_run_is_refused_whatever_the_mode() {
         if resume {
             args.push("--resume");
         }
-        let o = pipeline(&args);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "resume={resume}: {stderr}");
-        assert!(stderr.contains("other mode"), "{stderr}");
+        refused(&args, "other mode");
         assert!(list_parts(&feeds_out).unwrap().is_empty(), "resume={resume}: a part was added");
     }
 
@@ -443,10 +449,7 @@ fn an_output_folder_of_another_run_is_refused_whatever_the_mode() {
     let o = pipeline(&["--feeds", feeds.to_str().unwrap(), "--once", "--out", warc_out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_file(warc_out.join("state.json")).unwrap();
-    let o = pipeline(&["--warc", warc.to_str().unwrap(), "--out", warc_out.to_str().unwrap()]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("part-00000.jsonl.zst"), "{stderr}");
+    refused(&["--warc", warc.to_str().unwrap(), "--out", warc_out.to_str().unwrap()], "part-00000.jsonl.zst");
     assert_eq!(std::fs::read(warc_out.join("stats.json")).unwrap(), stats_before, "stats.json was overwritten");
     assert_eq!(list_parts(&warc_out).unwrap().len(), 1);
 }
@@ -556,10 +559,7 @@ fn a_root_written_with_shards_or_without_refuses_the_other_way() {
     assert_eq!(pipeline(&["--warc", warc, "--out", plain_s]).status.code(), Some(0));
     let before = records(&plain).len();
     for k in ["0/2", "1/2"] {
-        let o = pipeline(&["--warc", warc, "--out", plain_s, "--shard", k]);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("without --shard"), "{stderr}");
+        refused(&["--warc", warc, "--out", plain_s, "--shard", k], "without --shard");
     }
     assert!(!plain.join("shard-00000").exists() && !plain.join("shard-00001").exists());
     assert_eq!(records(&plain).len(), before);
@@ -577,10 +577,7 @@ fn a_root_written_with_shards_or_without_refuses_the_other_way() {
         if resume {
             args.push("--resume");
         }
-        let o = pipeline(&args);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("--shard K/2"), "{stderr}");
+        refused(&args, "--shard K/2");
     }
     assert!(list_parts(&sharded).unwrap().is_empty(), "the unsharded run wrote parts into the sharded root");
 }

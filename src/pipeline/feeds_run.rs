@@ -768,10 +768,9 @@ impl Crawl {
     }
 
     /// Prunes articles that are finished (done or failed) and that no feed has listed for
-    /// `forget_after_days`: an article still in a feed keeps its row (its `last_seen` moves
-    /// on with every poll, a 304 included: `listings`), so it is never fetched again; the
-    /// database grows with the articles of the last `forget_after_days`, not with every
-    /// article ever seen.
+    /// `forget_after_days`: an article a listed feed's last full answer holds (`listings`)
+    /// keeps its row whatever its age, so it is never fetched again; the database grows with
+    /// the articles of the last `forget_after_days`, not with every article ever seen.
     fn forget(&self, conn: &Connection) -> Result<(), PipelineError> {
         let e = db_err(&self.db_path);
         let cutoff = unix_now() - (self.config.forget_after_days as i64) * 86_400;
@@ -855,21 +854,21 @@ impl Crawl {
                 )
             }
             Ok(None) => {
-                // Not modified: the feed lists what it listed at its last full answer, so those
-                // articles are seen now too (else `forget` would prune articles the feed still
-                // lists, and its next full answer would fetch and write them again). A database
-                // from before `listings` knows only the feed that first listed each article.
+                // Not modified. What the feed's last full answer listed is in `listings`, which
+                // `forget` never prunes. A database from before `listings` has none for the
+                // feed until its next full answer: the articles it first listed count as seen.
                 let listed: bool = conn
                     .query_row("SELECT EXISTS (SELECT 1 FROM listings WHERE feed = ?1)", params![feed.as_str()], |r| {
                         r.get(0)
                     })
                     .map_err(&e)?;
-                let refresh = if listed {
-                    "UPDATE articles SET last_seen = ?2 WHERE url IN (SELECT url FROM listings WHERE feed = ?1)"
-                } else {
-                    "UPDATE articles SET last_seen = ?2 WHERE feed = ?1"
-                };
-                conn.execute(refresh, params![feed.as_str(), now_unix]).map_err(&e)?;
+                if !listed {
+                    conn.execute(
+                        "UPDATE articles SET last_seen = ?2 WHERE feed = ?1",
+                        params![feed.as_str(), now_unix],
+                    )
+                    .map_err(&e)?;
+                }
                 let hints = PollHints::default();
                 (PollResult::Ok { new_items: 0, elapsed, hints }, 0, None, None)
             }
