@@ -151,7 +151,7 @@ fn snippet_share(snips: Option<&Vec<String>>, pred: &str) -> Option<f64> {
 }
 
 /// Metrics of one page.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct PageMetrics {
     pub empty: bool,
     pub tp: f64,

@@ -177,7 +177,11 @@ pub fn evaluate_with_site(
         (m, counted_in)
     });
     let wall = Instant::now();
-    let pages: Vec<PageResult> = pool.install(|| {
+    // Every page is extracted first and scored after, as the peers' harness runs them
+    // (`run_peers.py` times each extraction back to back; `score.py` runs later): scored in
+    // between, the alignments and term counts of the metrics evicted the model's weight
+    // table and the word memo from the cache before every page.
+    let mut pages: Vec<PageResult> = pool.install(|| {
         entries
             .par_iter()
             .map(|e| {
@@ -211,6 +215,12 @@ pub fn evaluate_with_site(
                 evaluate_page(extractor, e, block_metrics, site.as_ref().map(|(l, o)| (&**l as &dyn SiteLookup, *o)))
             })
             .collect()
+    });
+    pool.install(|| {
+        pages
+            .par_iter_mut()
+            .zip(entries.par_iter())
+            .for_each(|(p, e)| p.metrics = metrics::score_page(&e.gold, &p.text));
     });
     let wall = wall.elapsed();
     let mut r = report(extractor.scorer().model_id(), None, &pages, pool.current_num_threads(), wall);
@@ -272,12 +282,12 @@ fn evaluate_page(
             }
         }
     };
-    let metrics = metrics::score_page(&entry.gold, &text);
     PageResult {
         id: entry.id.clone(),
         dataset,
         page_type: entry.page_type.clone(),
-        metrics,
+        // Scored once every page is extracted ([`evaluate_with_site`]).
+        metrics: PageMetrics::default(),
         error,
         html_bytes,
         elapsed,
@@ -437,4 +447,46 @@ pub fn format_table(r: &EvalReport) -> String {
 /// Where predictions go when asked (`--out-dir`): `DIR/<id>.txt`.
 pub fn prediction_path(dir: &std::path::Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.txt"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::ExtractOptions;
+    use crate::methods::simple::{SimpleScorer, SimpleScorerConfig};
+
+    /// Pages are extracted first and scored after: every page's metrics are its own text's
+    /// against its own gold, in manifest order, on any number of threads.
+    #[test]
+    fn each_page_is_scored_against_its_own_gold_after_every_page_is_extracted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut manifest = String::new();
+        for i in 0..24usize {
+            let story =
+                format!("Story number {i} tells of the harbour, the ferry and the {i} boats that sailed at dawn.");
+            let page = format!("<html><body><nav><a href=/>Home</a></nav><p>{story}</p></body></html>");
+            std::fs::write(dir.path().join(format!("p{i}.html")), page).unwrap();
+            // Every third gold is another page's story: those pages score low, the rest high.
+            let gold = if i.is_multiple_of(3) { format!("Story number {} tells of the sea.", i + 1) } else { story };
+            let line = serde_json::json!({"id": format!("p{i}"), "dataset": "t", "split": "dev", "html": format!("p{i}.html"), "gold": {"text": gold}});
+            manifest.push_str(&format!("{line}\n"));
+        }
+        let path = dir.path().join("manifest.jsonl");
+        std::fs::write(&path, manifest).unwrap();
+        let entries = crate::dataset::read_manifest(&path, None).unwrap();
+        let scorer = SimpleScorer::new(SimpleScorerConfig::default());
+        let extractor = Extractor::new(&scorer, ExtractOptions::default());
+        for threads in [1, 3] {
+            let (report, pages) = evaluate(&extractor, &entries, threads).unwrap();
+            assert_eq!(report.overall.pages, 24);
+            for (p, e) in pages.iter().zip(&entries) {
+                assert_eq!(p.id, e.id);
+                let own = metrics::score_page(&e.gold, &p.text);
+                assert_eq!((p.metrics.tp, p.metrics.fp, p.metrics.fn_), (own.tp, own.fp, own.fn_), "{}", p.id);
+                assert!(!p.text.is_empty(), "{}", p.id);
+                let id: usize = p.id[1..].parse().unwrap();
+                assert_eq!(p.metrics.tp > 0.9, !id.is_multiple_of(3), "{}: {:?}", p.id, p.metrics.tp);
+            }
+        }
+    }
 }

@@ -251,5 +251,20 @@ mod tests {
             let stem = stemmer.stem(&lower).into_owned();
             proptest::prop_assert_eq!(stem, lower);
         }
+
+        /// Every word's key is the key of its lower-cased stem by rust-stemmers, for words of
+        /// any case, ASCII or not (our ASCII stemmer, the non-ASCII shortcut, rust-stemmers), the
+        /// first time it is met and again (from the front cache or the memo).
+        #[test]
+        fn a_word_s_key_is_its_lower_cased_stem_s(
+            words in proptest::collection::vec("[a-zA-Z0-9'\u{e9}\u{c9}\u{3b1}-]{1,12}", 1..40),
+        ) {
+            let stemmer = Stemmer::create(Algorithm::English);
+            let mut n = Normalizer::default();
+            for w in words.iter().chain(&words) {
+                let fresh = xxh3_64_with_seed(stemmer.stem(&w.to_lowercase()).as_bytes(), HASH_SEED);
+                proptest::prop_assert_eq!(n.word_key(w, false), fresh, "{}", w);
+            }
+        }
     }
 }
