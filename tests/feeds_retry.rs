@@ -1,6 +1,7 @@
 //! Feeds runs against an axum server on 127.0.0.1 whose robots.txt first fails (503) and then
 //! answers: the articles it held back are fetched on the next run, not lost; and with
-//! `--warc-out`, a redirected article's request record is the request to the final URL.
+//! `--warc-out`, a redirected article's request record is the request to the final URL. A
+//! continuous run tries an article that always answers 503 at most `MAX_ATTEMPTS` times.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -90,6 +91,16 @@ async fn handle(State(site): State<Site>, uri: Uri, _h: HeaderMap) -> Response {
                 format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
             )
         }
+        "/flaky.xml" => ok(
+            "application/rss+xml",
+            format!(
+                "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>\
+                 <item><title>ok</title><link>{base}/a/1</link></item>\
+                 <item><title>flaky</title><link>{base}/flaky</link></item></channel></rss>"
+            ),
+        ),
+        // Always busy: a transient failure, every time.
+        "/flaky" => Response::builder().status(503).body(Body::empty()).unwrap(),
         "/moved" => Response::builder().status(302).header("location", "/a/3?from=moved").body(Body::empty()).unwrap(),
         p if p.starts_with("/a/") => ok("text/html; charset=utf-8", page(p)),
         _ => Response::builder().status(404).body(Body::empty()).unwrap(),
@@ -229,4 +240,63 @@ fn a_polite_run_that_skips_a_disallowed_article_exits_0() {
     assert_eq!(stats["skipped"]["robots_disallowed"], 1, "{stats}");
     assert_eq!(stats["written"], 2, "{stats}");
     assert!(!server.hits.lock().unwrap().contains_key("articles/a/2"));
+}
+
+#[test]
+fn a_continuous_run_tries_a_transiently_failing_article_at_most_the_attempt_limit() {
+    // One article always answers 503. A continuous run rests it `min_interval_secs` (1 s here)
+    // between tries and gives it up after MAX_ATTEMPTS tries in all, though no part commits
+    // in between; the other article is written once. (The fetcher's own retries are off, so
+    // a try is one request.)
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("feeds.txt"), format!("{}/flaky.xml\n", server.feed_base)).unwrap();
+    let cfg = dir.path().join("feeds.toml");
+    std::fs::write(
+        &cfg,
+        "[feeds]\nlist = 'feeds.txt'\nonce = false\ninterval_secs = 3600\nmin_interval_secs = 1\n\
+         delay_ms = 10\nmax_retries = 0\nallow_private_addresses = true\n[sink]\nout = 'out'\n",
+    )
+    .unwrap();
+    let limit = article_pipeline::pipeline::feeds_run::MAX_ATTEMPTS;
+    let tries = || server.hits.lock().unwrap().get("articles/flaky").copied().unwrap_or(0);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .args(["--config", cfg.to_str().unwrap()])
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while tries() < limit {
+        assert!(std::time::Instant::now() < deadline, "only {} tries in a minute", tries());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Three more rests' time: no further try.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!(tries(), limit, "tried again after the attempt limit");
+    let o = Command::new("kill").args(["-INT", &child.id().to_string()]).output().unwrap();
+    assert!(o.status.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "no clean stop after SIGINT");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "an article failed: {stderr}");
+    let out = dir.path().join("out");
+    assert_eq!(urls(&out), [format!("{}/a/1", server.article_base)]);
+    let st = pipeline(&["status", out.to_str().unwrap(), "--json"]);
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["articles"]["failed"], 1, "{st}");
+    assert_eq!(st["articles"]["done"], 1, "{st}");
+    // Given up: a later run asks for it no more.
+    let o = pipeline(&["--config", cfg.to_str().unwrap(), "--resume", "--once"]);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(tries(), limit);
+    assert_eq!(urls(&out).len(), 1);
 }

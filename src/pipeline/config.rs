@@ -60,7 +60,9 @@ pub struct FeedsConfig {
     /// Seconds between polls of a feed that says nothing about its update rate and has not
     /// been observed yet, when not `once`; after that each feed's own schedule applies.
     pub interval_secs: u64,
-    /// Shortest interval between two polls of one feed (seconds).
+    /// Shortest interval between two polls of one feed (seconds); also, in a continuous run,
+    /// how long an article that failed transiently (a 503, a timeout) rests before its next
+    /// try, at most [`crate::pipeline::feeds_run::MAX_ATTEMPTS`] tries in all.
     pub min_interval_secs: u64,
     /// Longest interval between two polls of one feed (seconds).
     pub max_interval_secs: u64,

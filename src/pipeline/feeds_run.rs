@@ -743,7 +743,7 @@ impl Crawl {
                         // the part that commits counts these failures and marks it failed.
                         if before + since + 1 < MAX_ATTEMPTS {
                             st.queued.remove(&url);
-                            let rest = Duration::from_secs(self.config.min_interval_secs.max(60));
+                            let rest = Duration::from_secs(self.config.min_interval_secs);
                             st.resting.insert(url.clone(), Instant::now() + rest);
                         }
                     }
