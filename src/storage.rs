@@ -230,6 +230,79 @@ pub fn upload(local: &Path, to: &S3Url) -> Result<(), StorageError> {
     })
 }
 
+/// Writes a small object only if none is at `to` (a conditional PUT, `If-None-Match: *`):
+/// its ETag when written, None when an object was there first. Two processes asking at once
+/// cannot both be told it was written.
+pub fn create_new(to: &S3Url, body: Vec<u8>) -> Result<Option<String>, StorageError> {
+    put_if(to, body, object_store::PutMode::Create)
+}
+
+/// Replaces a small object only if it is still the one whose ETag is `e_tag` (`If-Match`):
+/// its new ETag, or None when it changed or went in between.
+pub fn replace_if(to: &S3Url, body: Vec<u8>, e_tag: &str) -> Result<Option<String>, StorageError> {
+    let v = object_store::UpdateVersion { e_tag: Some(e_tag.to_string()), version: None };
+    put_if(to, body, object_store::PutMode::Update(v))
+}
+
+fn put_if(to: &S3Url, body: Vec<u8>, mode: object_store::PutMode) -> Result<Option<String>, StorageError> {
+    let store = store(&to.bucket)?;
+    let key = to.object_key();
+    let opts = object_store::PutOptions { mode, ..Default::default() };
+    runtime().block_on(async {
+        match store.put_opts(&key, PutPayload::from(body), opts).await {
+            Ok(r) => Ok(Some(r.e_tag.unwrap_or_default())),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. }
+                | object_store::Error::NotFound { .. },
+            ) => Ok(None),
+            Err(e) => Err(remote(to)(e)),
+        }
+    })
+}
+
+/// A small object read whole, with its ETag; None when there is none.
+pub fn read_small(from: &S3Url) -> Result<Option<(Vec<u8>, String)>, StorageError> {
+    let store = store(&from.bucket)?;
+    let key = from.object_key();
+    runtime().block_on(async {
+        match store.get(&key).await {
+            Ok(r) => {
+                let e_tag = r.meta.e_tag.clone().unwrap_or_default();
+                let bytes = r.bytes().await.map_err(remote(from))?;
+                Ok(Some((bytes.to_vec(), e_tag)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(remote(from)(e)),
+        }
+    })
+}
+
+/// The ETag of an object, None when there is none.
+pub fn e_tag(of: &S3Url) -> Result<Option<String>, StorageError> {
+    let store = store(&of.bucket)?;
+    let key = of.object_key();
+    runtime().block_on(async {
+        match store.head(&key).await {
+            Ok(m) => Ok(Some(m.e_tag.unwrap_or_default())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(remote(of)(e)),
+        }
+    })
+}
+
+/// Deletes an object (none there is no error).
+pub fn delete(url: &S3Url) -> Result<(), StorageError> {
+    let store = store(&url.bucket)?;
+    let key = url.object_key();
+    runtime().block_on(async {
+        match store.delete(&key).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(remote(url)(e)),
+        }
+    })
+}
+
 /// Downloads an object to a local file (streamed; written to a temporary name, then renamed).
 pub fn download(from: &S3Url, local: &Path) -> Result<(), StorageError> {
     let at = |source| StorageError::Local { path: local.to_path_buf(), source };

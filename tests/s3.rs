@@ -2,7 +2,8 @@
 //! `--warc s3://bucket/prefix/` streams the prefix's WARCs, `--out s3://bucket/prefix/`
 //! uploads each part as it is committed together with the resume state; a run killed with
 //! SIGKILL and rerun on a fresh staging folder (a pod without a disk) writes every record
-//! exactly once; so does a feeds run killed and rerun the same way. Shards over S3 with the engines' index variable, and a gzipped
+//! exactly once; so does a feeds run killed and rerun the same way. One prefix is written by
+//! one process at a time (its lock object), and a run whose lock is taken over stops. Shards over S3 with the engines' index variable, and a gzipped
 //! `--warc-list` of relative keys under `--base-url s3://…`, give the same records.
 
 mod common;
@@ -522,4 +523,121 @@ fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("2 shards, not 3"), "{stderr}");
+}
+
+/// Writes a lock object under `s3://bucket/prefix` as another machine's run would hold it,
+/// its last heartbeat `ago` seconds back.
+fn forge_lock(s3: &S3Server, bucket: &str, prefix: &str, host: &str, ago: u64) {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let holder =
+        serde_json::json!({"host": host, "pid": 1, "run": "forged", "since": now - ago, "heartbeat": now - ago});
+    let path = s3.path(bucket, &format!("{prefix}.lock"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, holder.to_string()).unwrap();
+    // s3s-fs keeps the ETag of an object PUT through it in a file beside the buckets: without
+    // it the ETag is computed from the bytes now there, as a real store's would change.
+    let root = s3.path(bucket, "").parent().unwrap().to_path_buf();
+    for e in std::fs::read_dir(root).unwrap().flatten() {
+        if e.file_name().to_string_lossy().ends_with(".internal.json") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+}
+
+fn lock_host(s3: &S3Server, bucket: &str, prefix: &str) -> Option<String> {
+    let bytes = std::fs::read(s3.path(bucket, &format!("{prefix}.lock"))).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    Some(v["host"].as_str()?.to_string())
+}
+
+#[test]
+fn one_process_at_a_time_writes_a_prefix_and_a_run_whose_lock_is_taken_over_stops() {
+    let s3 = S3Server::start(&["crawl"]);
+    let work = tempfile::tempdir().unwrap();
+    let stage = |name: &str| work.path().join(name).display().to_string();
+    let input = work.path().join("in");
+    warc(&input.join("a.warc.gz"), 0, 10);
+    let warc_run = |prefix: &str, staging: &str| {
+        let out = format!("s3://crawl/{prefix}");
+        pipeline(&s3, &["--warc", input.to_str().unwrap(), "--out", &out, "--staging", staging]).output().unwrap()
+    };
+    // Another machine writes the prefix (its heartbeat is fresh): refused before anything is
+    // written, the holder named.
+    forge_lock(&s3, "crawl", "busy/", "other-machine", 0);
+    let o = warc_run("busy/", &stage("s1"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("another pipeline process writes this output") && stderr.contains("other-machine"),
+        "{stderr}"
+    );
+    let names: Vec<String> = std::fs::read_dir(s3.path("crawl", "busy"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [".lock"]);
+    // A lock with no heartbeat for an hour is a dead machine's: taken over, and released at
+    // the run's end.
+    forge_lock(&s3, "crawl", "stale/", "other-machine", 3600);
+    let o = warc_run("stale/", &stage("s2"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(ids_under(&s3.path("crawl", "stale")).len(), 10);
+    assert!(!s3.path("crawl", "stale/.lock").exists(), "the lock is released");
+
+    // Two processes at once on one prefix, each with its own staging folder (two machines).
+    // 2 hosts of 80 articles, 50 ms a request: about 4 s, long enough for what follows.
+    let slow: Vec<(usize, Duration)> = (0..2).map(|h| (h, Duration::from_millis(50))).collect();
+    let hosts = feed_hosts::start_with(2, 80, &slow);
+    let list = work.path().join("feeds.txt");
+    let feeds: Vec<String> = hosts.bases.iter().map(|b| format!("{b}/feed-0.xml")).collect();
+    std::fs::write(&list, feeds.join("\n")).unwrap();
+    let list = list.display().to_string();
+    let feeds_run = |staging: &str, resume: bool| {
+        let mut args = vec![
+            "--feeds",
+            &list,
+            "--once",
+            "--delay-ms",
+            "50",
+            "--allow-private-addresses",
+            "--out",
+            "s3://crawl/feeds/",
+            "--part-bytes",
+            "4096",
+            "--staging",
+            staging,
+        ];
+        if resume {
+            args.push("--resume");
+        }
+        pipeline(&s3, &args)
+    };
+    let mut first = feeds_run(&stage("f1"), false).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count_parts(&s3.path("crawl", "feeds")) < 2 {
+        assert!(Instant::now() < deadline, "the first run wrote no part");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(lock_host(&s3, "crawl", "feeds/").is_some(), "the first run holds the lock");
+    let o = feeds_run(&stage("f2"), true).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another pipeline process writes this output"), "{stderr}");
+    // The first run's lock is taken over behind its back (it paused past the stale time, as
+    // far as another machine could tell): it stops at its next upload, and writes nothing more.
+    forge_lock(&s3, "crawl", "feeds/", "other-machine", 0);
+    let status = first.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(first.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("taken over by another process"), "{stderr}");
+    assert_eq!(lock_host(&s3, "crawl", "feeds/").as_deref(), Some("other-machine"), "the successor's lock stays");
+    // Once that holder is gone, a rerun finishes: every article once.
+    forge_lock(&s3, "crawl", "feeds/", "other-machine", 3600);
+    let o = feeds_run(&stage("f3"), true).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = ids_under(&s3.path("crawl", "feeds"));
+    assert!(got.values().all(|n| *n == 1), "written twice: {got:?}");
+    assert_eq!(got.len(), 160);
+    assert!(!s3.path("crawl", "feeds/.lock").exists());
 }

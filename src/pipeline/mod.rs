@@ -13,6 +13,7 @@ pub mod config;
 pub mod dedup_run;
 pub mod feeds_run;
 pub mod metrics;
+pub mod remote_lock;
 pub mod s3_output;
 pub mod shard;
 pub mod status;
@@ -253,7 +254,8 @@ pub const LOCK_FILE: &str = ".lock";
 /// command run twice, would number and rename the same parts as the first and race it, and for
 /// an `s3://` output would clear the staging folder under it. Refused, not waited for. Taken
 /// before anything in the folder is touched and held until the run's last upload. An `s3://`
-/// output is locked in its staging folder only: two machines on one prefix are not seen.
+/// output is locked in its staging folder here, and in the bucket by
+/// [`remote_lock::RemoteLock`], which sees two machines on one prefix.
 pub fn lock_output(out: &Path) -> Result<std::fs::File, PipelineError> {
     let at = |path: &Path, message: String| PipelineError::State { path: path.to_path_buf(), message };
     std::fs::create_dir_all(out).map_err(|e| at(out, e.to_string()))?;

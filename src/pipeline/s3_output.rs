@@ -15,17 +15,24 @@
 //! run files left there by an earlier process are removed, and the remote state and parts are
 //! downloaded (the parts because resuming reads them back into the near-duplicate index).
 //! Uploaded parts are removed from staging, so it holds one part being written at a time.
+//!
+//! The prefix is locked for the run (`PREFIX/.lock`, [`super::remote_lock`]), so a second
+//! machine on the same prefix is refused, and every upload first checks the lock is still
+//! this run's.
 
 use std::path::{Path, PathBuf};
 
+use super::remote_lock::RemoteLock;
 use super::shard::{RootLayout, ShardManifest};
 use super::{OutputMirror, PipelineError};
 use crate::storage::{self, S3Url};
 
-/// An output folder mirrored to an S3 prefix.
+/// An output folder mirrored to an S3 prefix, holding the prefix's lock
+/// ([`super::remote_lock`]) for as long as it lives.
 pub struct S3Output {
     local: PathBuf,
     remote: S3Url,
+    lock: RemoteLock,
 }
 
 /// Files of a run inside its output folder (the only ones staging removes).
@@ -52,6 +59,8 @@ impl S3Output {
     /// other shards' folders, are left alone).
     pub fn open(remote: S3Url, local: PathBuf) -> Result<S3Output, PipelineError> {
         let remote = remote.as_prefix();
+        // Before anything is read or written: another machine may be writing this prefix.
+        let lock = RemoteLock::take(&remote)?;
         let at = |e: std::io::Error| PipelineError::State { path: local.clone(), message: e.to_string() };
         std::fs::create_dir_all(&local).map_err(at)?;
         for entry in std::fs::read_dir(&local).map_err(at)? {
@@ -62,7 +71,7 @@ impl S3Output {
             }
         }
         pull(&remote, &local, false, true)?;
-        Ok(S3Output { local, remote })
+        Ok(S3Output { local, remote, lock })
     }
 
     /// After a run: removes the parts staging still holds (downloaded for resuming; every
@@ -89,6 +98,7 @@ impl S3Output {
 
 impl OutputMirror for S3Output {
     fn publish_as(&self, path: &Path, name: &str) -> Result<(), PipelineError> {
+        self.lock.check()?;
         storage::upload(path, &self.remote.join(name))?;
         Ok(())
     }
@@ -99,6 +109,7 @@ impl OutputMirror for S3Output {
             message: format!("not inside the staging folder {}", self.local.display()),
         })?;
         let rel = rel.to_string_lossy().replace('\\', "/");
+        self.lock.check()?;
         storage::upload(path, &self.remote.join(&rel))?;
         if rel.rsplit('/').next().is_some_and(|n| n.starts_with("part-")) {
             // Durable remotely; this process never reads it again (resuming downloads it).
