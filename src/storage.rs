@@ -261,16 +261,18 @@ fn put_if(to: &S3Url, body: Vec<u8>, mode: object_store::PutMode) -> Result<Opti
     })
 }
 
-/// A small object read whole, with its ETag; None when there is none.
-pub fn read_small(from: &S3Url) -> Result<Option<(Vec<u8>, String)>, StorageError> {
+/// A small object read whole, with its ETag and when the store last wrote it (Unix seconds,
+/// by the store's clock); None when there is none.
+pub fn read_small(from: &S3Url) -> Result<Option<(Vec<u8>, String, i64)>, StorageError> {
     let store = store(&from.bucket)?;
     let key = from.object_key();
     runtime().block_on(async {
         match store.get(&key).await {
             Ok(r) => {
                 let e_tag = r.meta.e_tag.clone().unwrap_or_default();
+                let modified = r.meta.last_modified.timestamp();
                 let bytes = r.bytes().await.map_err(remote(from))?;
-                Ok(Some((bytes.to_vec(), e_tag)))
+                Ok(Some((bytes.to_vec(), e_tag, modified)))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(remote(from)(e)),

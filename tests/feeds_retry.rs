@@ -275,7 +275,8 @@ fn a_continuous_run_tries_a_transiently_failing_article_at_most_the_attempt_limi
     // Three more rests' time: no further try.
     std::thread::sleep(std::time::Duration::from_secs(3));
     assert_eq!(tries(), limit, "tried again after the attempt limit");
-    let o = Command::new("kill").args(["-INT", &child.id().to_string()]).output().unwrap();
+    // SIGTERM, as Kubernetes stops a pod: the run ends as on Ctrl-C, committing what it has.
+    let o = Command::new("kill").args(["-TERM", &child.id().to_string()]).output().unwrap();
     assert!(o.status.success());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let status = loop {
@@ -288,6 +289,7 @@ fn a_continuous_run_tries_a_transiently_failing_article_at_most_the_attempt_limi
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(1), "an article failed: {stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
     let out = dir.path().join("out");
     assert_eq!(urls(&out), [format!("{}/a/1", server.article_base)]);
     let st = pipeline(&["status", out.to_str().unwrap(), "--json"]);

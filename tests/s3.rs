@@ -534,6 +534,9 @@ fn forge_lock(s3: &S3Server, bucket: &str, prefix: &str, host: &str, ago: u64) {
     let path = s3.path(bucket, &format!("{prefix}.lock"));
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, holder.to_string()).unwrap();
+    // The store's time of the write is the file's: as old as the heartbeat.
+    let when = std::time::SystemTime::now() - Duration::from_secs(ago);
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
     // s3s-fs keeps the ETag of an object PUT through it in a file beside the buckets: without
     // it the ETag is computed from the bytes now there, as a real store's would change.
     let root = s3.path(bucket, "").parent().unwrap().to_path_buf();
@@ -576,6 +579,20 @@ fn one_process_at_a_time_writes_a_prefix_and_a_run_whose_lock_is_taken_over_stop
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, [".lock"]);
+    // A root's lock is a run without --shard, though it wrote nothing yet; a shard folder's
+    // lock, a sharded run: neither kind starts over the other.
+    let sharded = pipeline(&s3, &["--warc", input.to_str().unwrap(), "--out", "s3://crawl/busy/", "--shard", "0/2"])
+        .args(["--staging", &stage("s1b")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&sharded.stderr);
+    assert_eq!(sharded.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("without --shard"), "{stderr}");
+    forge_lock(&s3, "crawl", "split/shard-00001/", "other-machine", 0);
+    let o = warc_run("split/", &stage("s1c"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("holds a sharded run"), "{stderr}");
     // A lock with no heartbeat for an hour is a dead machine's: taken over, and released at
     // the run's end.
     forge_lock(&s3, "crawl", "stale/", "other-machine", 3600);

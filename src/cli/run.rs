@@ -343,6 +343,12 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         }
         None => None,
     };
+    // Again with the prefix's lock held: a run with --shard and one without, started together
+    // on an empty root, both passed the check above but lock different objects (the root's, a
+    // shard folder's); each now sees the other's lock.
+    if let Some(r) = &remote_root {
+        s3_output::root_layout(r)?.check(shard)?;
+    }
     // Served while the run lasts: the server stops when `metrics` is dropped.
     let metrics = match &config.run.metrics_addr {
         Some(a) => {

@@ -418,20 +418,34 @@ impl LoopState {
     }
 }
 
-/// Ctrl-C: stop starting work, let what is in flight finish, then end the run normally (the
-/// sink commits what was extracted; `--resume` continues). A second Ctrl-C aborts.
+/// Ctrl-C, or SIGTERM (what Kubernetes and systemd send before they kill a process): stop
+/// starting work, let what is in flight finish, then end the run normally (the sink commits
+/// what was extracted, an `s3://` output's lock is released; `--resume` continues). A second
+/// signal aborts.
 fn stop_on_ctrl_c() -> tokio::sync::watch::Receiver<bool> {
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        if interrupted().await {
             tracing::warn!("interrupted: finishing the fetches in flight (Ctrl-C again to abort)");
             let _ = stop_tx.send(true);
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupted().await {
                 std::process::exit(130);
             }
         }
     });
     stop
+}
+
+/// The next Ctrl-C or SIGTERM; false when neither can be listened for.
+async fn interrupted() -> bool {
+    #[cfg(unix)]
+    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        return tokio::select! {
+            r = tokio::signal::ctrl_c() => r.is_ok(),
+            _ = term.recv() => true,
+        };
+    }
+    tokio::signal::ctrl_c().await.is_ok()
 }
 
 /// A feed's conditional-GET validators (ETag, Last-Modified) from the state database.

@@ -4,18 +4,22 @@
 //! commit the same part names, and each would overwrite the other's resume state.
 //!
 //! The lock is the object `PREFIX/.lock`, created with a conditional PUT (`If-None-Match: *`,
-//! which S3, MinIO, R2 and Ceph honour), so of two processes asking at once exactly one gets
-//! it. It names its holder (host, process id and the process's start, run id) and a
-//! heartbeat the holder rewrites every [`HEARTBEAT`], each time only if the object is still
-//! the one it wrote (`If-Match` on its ETag). A process that finds the lock taken:
-//! - takes it over when the holder is on this host and its process has ended (a run killed
-//!   with SIGKILL and rerun, the usual way to resume), or when the heartbeat is older than
-//!   [`STALE_SECS`] (a pod that died elsewhere: its successor waits that long at most);
+//! which S3, MinIO, R2 and Ceph honour; a store that ignores it gives no lock), so of two
+//! processes asking at once exactly one gets it. It names its holder (host, process id, the
+//! process's start, the kernel's boot and pid namespace, a run id) and a heartbeat the holder
+//! rewrites every [`HEARTBEAT`], each time only if the object is still the one it wrote
+//! (`If-Match` on its ETag). A process that finds the lock taken:
+//! - takes it over when the holder ran on this kernel, in this pid namespace, and its process
+//!   has ended (a run killed with SIGKILL and rerun, the usual way to resume), or when the
+//!   later of its heartbeat and the store's time of its last write is more than
+//!   [`STALE_SECS`] old (a pod that died elsewhere: its successor is refused until then);
 //! - else is refused, with exit code 2, naming the holder.
 //!
 //! A holder whose lock was taken over (it paused longer than [`STALE_SECS`]) learns it before
 //! its next upload, which compares the lock's ETag with its own ([`RemoteLock::check`]), and
-//! stops instead of writing over its successor. The lock is deleted when the run ends.
+//! stops instead of writing over its successor. A write of the holder's own whose answer was
+//! lost (a timeout, a retried conditional PUT) is recognised by its run id, not taken for a
+//! successor's. The lock is deleted when the run ends.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,8 +35,7 @@ use crate::storage::{self, S3Url};
 pub const LOCK_OBJECT: &str = ".lock";
 /// How often the holder rewrites its heartbeat.
 pub const HEARTBEAT: Duration = Duration::from_secs(30);
-/// A lock whose heartbeat is older than this (seconds, by the reader's clock) is taken over:
-/// ten heartbeats, room for clocks a few minutes apart.
+/// A lock last written longer ago than this (seconds) is taken over: ten heartbeats.
 pub const STALE_SECS: u64 = 300;
 
 /// Who holds the lock, as the lock object says (JSON).
@@ -44,8 +47,15 @@ pub struct Holder {
     /// new process that reuses the pid is not taken for the holder; None off Linux.
     #[serde(default)]
     pub started: Option<u64>,
+    /// The kernel's boot id and the process's pid namespace: only a reader that shares both
+    /// (and the host name) can ask the kernel about `pid`. Machines may share a host name
+    /// (`localhost`), and containers on the host's network share the host's but not its pids.
+    #[serde(default)]
+    pub boot: Option<String>,
+    #[serde(default)]
+    pub pid_ns: Option<String>,
     pub run: String,
-    /// Unix seconds.
+    /// Unix seconds, by the holder's clock.
     pub since: u64,
     pub heartbeat: u64,
 }
@@ -62,6 +72,16 @@ fn host_name() -> String {
         .filter(|h| !h.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// This boot of the kernel (`/proc/sys/kernel/random/boot_id`).
+fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|b| b.trim().to_string())
+}
+
+/// This process's pid namespace (`/proc/self/ns/pid`, as `pid:[4026531836]`).
+fn pid_namespace() -> Option<String> {
+    std::fs::read_link("/proc/self/ns/pid").ok().map(|p| p.to_string_lossy().into_owned())
 }
 
 /// The start time of process `pid` (field 22 of `/proc/PID/stat`), None when there is no such
@@ -82,6 +102,11 @@ fn start_of(stat: &str) -> Option<u64> {
     fields.nth(18)?.parse().ok()
 }
 
+/// ETags compared as S3 writes them, a weak mark (`W/`) that a proxy may add ignored.
+fn same_tag(a: &str, b: &str) -> bool {
+    a.trim_start_matches("W/") == b.trim_start_matches("W/")
+}
+
 /// What a process finds in the lock it wants.
 #[derive(Debug, PartialEq)]
 enum Verdict {
@@ -99,6 +124,8 @@ impl Holder {
             host: host_name(),
             pid,
             started: process_start(pid),
+            boot: boot_id(),
+            pid_ns: pid_namespace(),
             run: uuid::Uuid::new_v4().to_string(),
             since: t,
             heartbeat: t,
@@ -109,17 +136,22 @@ impl Holder {
         serde_json::to_vec(self).expect("a holder serialises")
     }
 
-    /// Is this holder still there, judged on `host` at time `t`? A process of this host is
-    /// asked of the kernel (when the kernel can tell: Linux); any other by its heartbeat.
-    fn verdict(&self, host: &str, t: u64) -> Verdict {
-        if self.host == host && process_start(std::process::id()).is_some() {
+    /// Is this holder still there, judged by `me` at time `t` (Unix seconds), the lock object
+    /// last written at `modified` by the store's clock? A process of the reader's own kernel
+    /// and pid namespace is asked of the kernel; any other goes by the later of its heartbeat
+    /// and the store's time of the write, so a holder whose clock runs behind is not taken for
+    /// gone.
+    fn verdict(&self, me: &Holder, t: u64, modified: i64) -> Verdict {
+        let known = |a: &Option<String>, b: &Option<String>| a.is_some() && a == b;
+        if self.host == me.host && known(&self.boot, &me.boot) && known(&self.pid_ns, &me.pid_ns) {
             return match process_start(self.pid) {
                 Some(s) if self.started.is_none_or(|mine| mine == s) => Verdict::Held,
                 _ => Verdict::Gone(format!("its process {} on this host has ended", self.pid)),
             };
         }
-        let age = t.saturating_sub(self.heartbeat);
-        if age > STALE_SECS { Verdict::Gone(format!("no heartbeat for {age} s")) } else { Verdict::Held }
+        let fresh = i64::try_from(self.heartbeat).unwrap_or(i64::MAX).max(modified);
+        let age = i64::try_from(t).unwrap_or(i64::MAX).saturating_sub(fresh);
+        if age > STALE_SECS as i64 { Verdict::Gone(format!("no heartbeat for {age} s")) } else { Verdict::Held }
     }
 }
 
@@ -145,17 +177,25 @@ fn state_error(url: &S3Url, message: String) -> PipelineError {
 impl RemoteLock {
     /// Takes the lock of the output prefix `prefix`, or says who holds it.
     pub fn take(prefix: &S3Url) -> Result<RemoteLock, PipelineError> {
+        Self::take_beating(prefix, HEARTBEAT)
+    }
+
+    /// [`take`](Self::take), the heartbeat rewritten every `every`.
+    fn take_beating(prefix: &S3Url, every: Duration) -> Result<RemoteLock, PipelineError> {
         let url = prefix.as_prefix().join(LOCK_OBJECT);
         let me = Holder::me();
         // The lock may be released or taken over between two of these requests: look again,
         // a few times.
         for _ in 0..4 {
             if let Some(e_tag) = storage::create_new(&url, me.json())? {
-                return Ok(Self::held(url, me, e_tag));
+                return Self::held(url, me, e_tag, every);
             }
-            let Some((bytes, e_tag)) = storage::read_small(&url)? else { continue };
+            let Some((bytes, e_tag, modified)) = storage::read_small(&url)? else { continue };
             let verdict = match serde_json::from_slice::<Holder>(&bytes) {
-                Ok(h) => match h.verdict(&me.host, now()) {
+                // Our own write, landed before an answer that was lost (the PUT retried and
+                // told "already there"): ours.
+                Ok(h) if h.run == me.run => return Self::held(url, me, e_tag, every),
+                Ok(h) => match h.verdict(&me, now(), modified) {
                     Verdict::Held => {
                         let age = now().saturating_sub(h.heartbeat);
                         return Err(state_error(
@@ -175,34 +215,41 @@ impl RemoteLock {
             };
             if let Some(new) = storage::replace_if(&url, me.json(), &e_tag)? {
                 tracing::warn!("{url}: took over the output's lock ({verdict})");
-                return Ok(Self::held(url, me, new));
+                return Self::held(url, me, new, every);
             }
         }
         Err(state_error(&url, "the output's lock changed at every look: another process is taking it".into()))
     }
 
-    fn held(url: S3Url, me: Holder, e_tag: String) -> RemoteLock {
+    fn held(url: S3Url, me: Holder, e_tag: String, every: Duration) -> Result<RemoteLock, PipelineError> {
         let shared = Arc::new(Shared { held: Mutex::new((me, e_tag)), lost: AtomicBool::new(false) });
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let (s, u) = (shared.clone(), url.clone());
         let beat = std::thread::Builder::new()
             .name("output-lock".into())
             .spawn(move || {
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(HEARTBEAT) {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
                     if !Self::beat(&s, &u) {
                         break;
                     }
                 }
             })
-            .ok();
-        RemoteLock { url, shared, stop: Some(stop), beat }
+            .map_err(|e| state_error(&url, format!("cannot start the lock's heartbeat: {e}")))?;
+        Ok(RemoteLock { url, shared, stop: Some(stop), beat: Some(beat) })
     }
 
     /// Rewrites the heartbeat if the lock is still ours; false once it is not.
     fn beat(shared: &Shared, url: &S3Url) -> bool {
         let mut held = shared.held.lock().unwrap_or_else(|p| p.into_inner());
         held.0.heartbeat = now();
-        match storage::replace_if(url, held.0.json(), &held.1) {
+        let written = match storage::replace_if(url, held.0.json(), &held.1) {
+            Ok(Some(e_tag)) => Ok(Some(e_tag)),
+            // Changed since our last write: ours still if it is one of our own writes that
+            // landed unanswered (a timeout, a retried PUT).
+            Ok(None) => Self::current_tag(url, &held.0.run),
+            Err(e) => Err(e.into()),
+        };
+        match written {
             Ok(Some(e_tag)) => {
                 held.1 = e_tag;
                 true
@@ -213,7 +260,7 @@ impl RemoteLock {
                 false
             }
             // The store is unreachable for now: the next beat tries again (the uploads fail
-            // meanwhile, and say why).
+            // meanwhile, and say why); a write that landed all the same is found by its run id.
             Err(e) => {
                 tracing::warn!("{url}: heartbeat not written: {e}");
                 true
@@ -221,12 +268,26 @@ impl RemoteLock {
         }
     }
 
+    /// The lock object's ETag if it is run `run`'s, else None.
+    fn current_tag(url: &S3Url, run: &str) -> Result<Option<String>, PipelineError> {
+        Ok(storage::read_small(url)?
+            .filter(|(bytes, _, _)| serde_json::from_slice::<Holder>(bytes).is_ok_and(|h| h.run == run))
+            .map(|(_, tag, _)| tag))
+    }
+
     /// Is the lock still ours? Asked before every upload: a holder that paused past
-    /// [`STALE_SECS`] and was taken over must not write over its successor.
+    /// [`STALE_SECS`] and was taken over must not write over its successor. One HEAD when the
+    /// ETag is the one of our last write; else the lock is read (ours if it names our run).
     pub fn check(&self) -> Result<(), PipelineError> {
-        let held = self.shared.held.lock().unwrap_or_else(|p| p.into_inner());
-        if !self.shared.lost.load(Ordering::SeqCst) && storage::e_tag(&self.url)?.as_deref() == Some(held.1.as_str()) {
-            return Ok(());
+        let mut held = self.shared.held.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.shared.lost.load(Ordering::SeqCst) {
+            if storage::e_tag(&self.url)?.is_some_and(|t| same_tag(&t, &held.1)) {
+                return Ok(());
+            }
+            if let Some(tag) = Self::current_tag(&self.url, &held.0.run)? {
+                held.1 = tag;
+                return Ok(());
+            }
         }
         self.shared.lost.store(true, Ordering::SeqCst);
         Err(state_error(&self.url, "the output's lock was taken over by another process: this run stops".into()))
@@ -249,42 +310,104 @@ impl Drop for RemoteLock {
         }
         // Deleted only if still ours (a successor's lock stays).
         let held = self.shared.held.lock().unwrap_or_else(|p| p.into_inner());
-        match storage::e_tag(&self.url) {
-            Ok(Some(t)) if t == held.1 => {
+        match Self::current_tag(&self.url, &held.0.run) {
+            Ok(Some(_)) => {
                 if let Err(e) = storage::delete(&self.url) {
                     tracing::warn!("{}: lock not released: {e}", self.url);
                 }
             }
-            Ok(_) => {}
+            Ok(None) => {}
             Err(e) => tracing::warn!("{}: lock not released: {e}", self.url),
         }
     }
 }
 
+/// The tests' S3-compatible server (shared with the integration tests).
+#[cfg(test)]
+#[allow(dead_code)] // these tests use `start` only
+#[path = "../../tests/common/s3.rs"]
+mod s3_server;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn holder(host: &str, pid: u32, started: Option<u64>, heartbeat: u64) -> Holder {
-        Holder { host: host.into(), pid, started, run: "r".into(), since: heartbeat, heartbeat }
+    /// Against an S3-compatible server on 127.0.0.1 (the only test of this binary that talks
+    /// to one: the storage settings are the process's): the heartbeat rewrites the lock while
+    /// it is the run's; once another process replaces it, every upload's check says so, and
+    /// the run's end leaves the other's lock in place.
+    #[test]
+    fn the_heartbeat_keeps_the_lock_until_another_process_takes_it_over() {
+        let s3 = s3_server::S3Server::start(&["locks"]);
+        storage::configure(storage::S3Settings {
+            endpoint: Some(s3.endpoint.clone()),
+            access_key_id: Some(s3_server::ACCESS_KEY.into()),
+            secret_access_key: Some(s3_server::SECRET_KEY.into()),
+            region: Some("us-east-1".into()),
+        });
+        let prefix = S3Url::parse("s3://locks/run/").unwrap();
+        let url = prefix.join(LOCK_OBJECT);
+        let lock = RemoteLock::take_beating(&prefix, Duration::from_millis(100)).unwrap();
+        let read = || {
+            let (bytes, e_tag, _) = storage::read_small(&url).unwrap().unwrap();
+            (serde_json::from_slice::<Holder>(&bytes).unwrap(), e_tag)
+        };
+        let (first, first_tag) = read();
+        assert_eq!(first.pid, std::process::id());
+        // A second process of this one's host is refused while this one lives.
+        let Err(e) = RemoteLock::take(&prefix) else { panic!("taken twice") };
+        assert!(e.to_string().contains("another pipeline process writes this output"), "{e}");
+        // Heartbeats count seconds: within 1.5 s one lands in a later second.
+        std::thread::sleep(Duration::from_millis(1500));
+        let (beaten, beaten_tag) = read();
+        assert!(beaten.heartbeat > first.heartbeat && beaten.run == first.run, "{first:?} {beaten:?}");
+        assert_ne!(beaten_tag, first_tag);
+        lock.check().unwrap();
+        // Another process replaces the lock (it judged this one gone).
+        let other = Holder { host: "other-machine".into(), run: "other".into(), ..beaten.clone() };
+        assert!(storage::replace_if(&url, other.json(), &read().1).unwrap().is_some());
+        let Err(e) = lock.check() else { panic!("a lock taken over was still the run's") };
+        assert!(e.to_string().contains("taken over"), "{e}");
+        std::thread::sleep(Duration::from_millis(300));
+        drop(lock);
+        assert_eq!(read().0.host, "other-machine", "the successor's lock stays");
+        // Released by its holder, the lock is free again.
+        storage::delete(&url).unwrap();
+        let again = RemoteLock::take(&prefix).unwrap();
+        drop(again);
+        assert!(storage::read_small(&url).unwrap().is_none(), "released at the end");
     }
 
     #[test]
-    fn a_holder_is_judged_by_its_process_on_this_host_and_by_its_heartbeat_elsewhere() {
+    fn a_holder_is_judged_by_its_process_on_this_kernel_and_by_its_heartbeat_elsewhere() {
         let t = 1_000_000;
-        let here = host_name();
-        let me = std::process::id();
-        let started = process_start(me);
-        assert!(started.is_some(), "these tests run on Linux");
+        let me = Holder::me();
+        assert!(me.started.is_some() && me.boot.is_some() && me.pid_ns.is_some(), "these tests run on Linux");
+        let gone = |v: Verdict| matches!(v, Verdict::Gone(_));
+        let old = Holder { heartbeat: 0, ..me.clone() };
         // This very process: held, whatever the heartbeat says.
-        assert_eq!(holder(&here, me, started, 0).verdict(&here, t), Verdict::Held);
-        // A process of this host that has ended, or a pid reused by another process: gone.
-        assert!(matches!(holder(&here, u32::MAX, None, t).verdict(&here, t), Verdict::Gone(_)));
-        assert!(matches!(holder(&here, me, started.map(|s| s + 1), t).verdict(&here, t), Verdict::Gone(_)));
-        // Another host: by its heartbeat (a clock ahead of ours is not stale).
-        assert_eq!(holder("elsewhere", me, None, t - STALE_SECS).verdict(&here, t), Verdict::Held);
-        assert_eq!(holder("elsewhere", me, None, t + 60).verdict(&here, t), Verdict::Held);
-        assert!(matches!(holder("elsewhere", me, None, t - STALE_SECS - 1).verdict(&here, t), Verdict::Gone(_)));
+        assert_eq!(old.verdict(&me, t, 0), Verdict::Held);
+        // A process of this kernel that has ended, or a pid reused by another process: gone.
+        assert!(gone(Holder { pid: u32::MAX, ..me.clone() }.verdict(&me, t, t as i64)));
+        assert!(gone(Holder { started: me.started.map(|s| s + 1), ..me.clone() }.verdict(&me, t, t as i64)));
+        // The same host name on another machine or in another pid namespace (containers on
+        // the host's network): by its heartbeat, not by pids that are not its.
+        for other in
+            [Holder { boot: Some("another boot".into()), ..old.clone() }, Holder { pid_ns: None, ..old.clone() }]
+        {
+            assert_eq!(Holder { heartbeat: t, ..other.clone() }.verdict(&me, t, 0), Verdict::Held);
+            assert!(gone(other.verdict(&me, t, 0)));
+        }
+        // Another host: by the later of its heartbeat and the store's time of the write, so a
+        // clock behind ours, or ahead, is not taken for a dead holder.
+        let far = Holder { host: "elsewhere".into(), ..me.clone() };
+        let at = |heartbeat: u64, modified: i64| Holder { heartbeat, ..far.clone() }.verdict(&me, t, modified);
+        assert_eq!(at(t - STALE_SECS, 0), Verdict::Held);
+        assert_eq!(at(t + 60, 0), Verdict::Held);
+        assert_eq!(at(0, t as i64 - 10), Verdict::Held);
+        assert!(gone(at(t - STALE_SECS - 1, 0)));
+        assert!(gone(at(0, t as i64 - STALE_SECS as i64 - 1)));
+        assert!(same_tag("W/\"abc\"", "\"abc\"") && !same_tag("\"abc\"", "\"abd\""));
     }
 
     #[test]

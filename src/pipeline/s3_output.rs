@@ -22,7 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::remote_lock::RemoteLock;
+use super::remote_lock::{LOCK_OBJECT, RemoteLock};
 use super::shard::{RootLayout, ShardManifest};
 use super::{OutputMirror, PipelineError};
 use crate::storage::{self, S3Url};
@@ -172,7 +172,9 @@ pub fn root_layout(remote: &S3Url) -> Result<RootLayout, PipelineError> {
     for (url, _) in storage::list(&remote)? {
         let Some(rel) = url.key.strip_prefix(&remote.key) else { continue };
         match rel.split_once('/') {
-            None if layout.unsharded.is_none() && super::is_run_output(rel) => {
+            // A run's lock at the top: an unsharded run holds the prefix, though it may not
+            // have written anything yet.
+            None if layout.unsharded.is_none() && (super::is_run_output(rel) || rel == LOCK_OBJECT) => {
                 layout.unsharded = Some(PathBuf::from(url.to_string()));
             }
             Some((dir, rest)) if dir.starts_with("shard-") => {
