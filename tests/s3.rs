@@ -450,6 +450,17 @@ fn keys_with_unicode_percent_hash_and_star_are_read_and_written_as_named() {
     assert_eq!(ids_under(Path::new(&out2)).len(), a.len());
 }
 
+/// A `--once` feeds run of the feeds in `list` to `s3://crawl/feeds/` in parts of 4 KB, staged
+/// in `staging`.
+fn feeds_to_s3(s3: &S3Server, list: &str, delay_ms: &str, staging: &str, resume: bool) -> Command {
+    let mut args = vec!["--feeds", list, "--once", "--delay-ms", delay_ms, "--allow-private-addresses"];
+    args.extend(["--out", "s3://crawl/feeds/", "--part-bytes", "4096", "--staging", staging]);
+    if resume {
+        args.push("--resume");
+    }
+    pipeline(s3, &args)
+}
+
 #[test]
 fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once() {
     let s3 = S3Server::start(&["crawl"]);
@@ -461,26 +472,7 @@ fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once
     let feeds: Vec<String> = hosts.bases.iter().map(|b| format!("{b}/feed-0.xml")).collect();
     std::fs::write(&list, feeds.join("\n")).unwrap();
     let list = list.display().to_string();
-    let run = |staging: &str, resume: bool| {
-        let mut args = vec![
-            "--feeds",
-            &list,
-            "--once",
-            "--delay-ms",
-            "5",
-            "--allow-private-addresses",
-            "--out",
-            "s3://crawl/feeds/",
-            "--part-bytes",
-            "4096",
-            "--staging",
-            staging,
-        ];
-        if resume {
-            args.push("--resume");
-        }
-        pipeline(&s3, &args)
-    };
+    let run = |staging: &str, resume: bool| feeds_to_s3(&s3, &list, "5", staging, resume);
     let stage1 = work.path().join("stage1").display().to_string();
     let out = s3.path("crawl", "feeds");
     kill_after_parts(run(&stage1, false), &out, 3);
@@ -609,26 +601,7 @@ fn one_process_at_a_time_writes_a_prefix_and_a_run_whose_lock_is_taken_over_stop
     let feeds: Vec<String> = hosts.bases.iter().map(|b| format!("{b}/feed-0.xml")).collect();
     std::fs::write(&list, feeds.join("\n")).unwrap();
     let list = list.display().to_string();
-    let feeds_run = |staging: &str, resume: bool| {
-        let mut args = vec![
-            "--feeds",
-            &list,
-            "--once",
-            "--delay-ms",
-            "50",
-            "--allow-private-addresses",
-            "--out",
-            "s3://crawl/feeds/",
-            "--part-bytes",
-            "4096",
-            "--staging",
-            staging,
-        ];
-        if resume {
-            args.push("--resume");
-        }
-        pipeline(&s3, &args)
-    };
+    let feeds_run = |staging: &str, resume: bool| feeds_to_s3(&s3, &list, "50", staging, resume);
     let mut first = feeds_run(&stage("f1"), false).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while count_parts(&s3.path("crawl", "feeds")) < 2 {
