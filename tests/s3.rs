@@ -3,7 +3,8 @@
 //! uploads each part as it is committed together with the resume state; a run killed with
 //! SIGKILL and rerun on a fresh staging folder (a pod without a disk) writes every record
 //! exactly once; so does a feeds run killed and rerun the same way. One prefix is written by
-//! one process at a time (its lock object), and a run whose lock is taken over stops. Shards over S3 with the engines' index variable, and a gzipped
+//! one process at a time (its lock object), a run whose lock is taken over stops, and a WARC
+//! run stopped with SIGTERM releases the lock. Shards over S3 with the engines' index variable, and a gzipped
 //! `--warc-list` of relative keys under `--base-url s3://…`, give the same records.
 
 mod common;
@@ -630,4 +631,46 @@ fn one_process_at_a_time_writes_a_prefix_and_a_run_whose_lock_is_taken_over_stop
     assert!(got.values().all(|n| *n == 1), "written twice: {got:?}");
     assert_eq!(got.len(), 160);
     assert!(!s3.path("crawl", "feeds/.lock").exists());
+}
+
+#[test]
+fn a_warc_run_to_s3_stopped_with_sigterm_releases_its_lock_and_resumes_exactly_once() {
+    let s3 = S3Server::start(&["crawl"]);
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in");
+    // Small parts, each uploaded: a run of a few seconds.
+    let ids = warc(&input.join("a.warc.gz"), 0, 3000);
+    let run = |staging: &str, resume: bool| {
+        let staging = work.path().join(staging).display().to_string();
+        let mut c =
+            pipeline(&s3, &["--warc", input.to_str().unwrap(), "--out", "s3://crawl/w/", "--part-bytes", "4096"]);
+        c.args(["--staging", &staging]);
+        if resume {
+            c.arg("--resume");
+        }
+        c
+    };
+    let out = s3.path("crawl", "w");
+    let mut child = run("s1", false).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count_parts(&out) < 3 {
+        assert!(Instant::now() < deadline && child.try_wait().unwrap().is_none(), "no parts while running");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(out.join(".lock").exists());
+    let o = Command::new("kill").args(["-TERM", &child.id().to_string()]).output().unwrap();
+    assert!(o.status.success());
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(!out.join(".lock").exists(), "the lock is released: {stderr}");
+    let before = ids_under(&out).len();
+    assert!(before > 0 && before < 3000, "{before} records before the signal");
+    // The rerun, as from another machine's empty staging folder, finishes: every record once.
+    let o = run("s2", true).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = ids_under(&out);
+    assert!(got.values().all(|n| *n == 1), "written twice");
+    assert_eq!(got.len(), ids.len());
 }

@@ -376,6 +376,10 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
     let bar = progress_bar(show);
     let stats = match (&config.warc, &config.feeds) {
         (Some(w), _) => {
+            // Killed by a signal as before, but not leaving the bucket's lock to go stale.
+            if let Some(m) = &mirror {
+                m.release_lock_on_signal();
+            }
             let mut inputs = warc_run::keyed_inputs(warc_run::expand_inputs(w)?);
             if let Some(s) = shard {
                 inputs = s.select(&inputs, |(_, key)| key.clone());

@@ -425,27 +425,15 @@ impl LoopState {
 fn stop_on_ctrl_c() -> tokio::sync::watch::Receiver<bool> {
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
-        if interrupted().await {
+        if super::interrupt::interrupted().await {
             tracing::warn!("interrupted: finishing the fetches in flight (Ctrl-C again to abort)");
             let _ = stop_tx.send(true);
-            if interrupted().await {
+            if super::interrupt::interrupted().await {
                 std::process::exit(130);
             }
         }
     });
     stop
-}
-
-/// The next Ctrl-C or SIGTERM; false when neither can be listened for.
-async fn interrupted() -> bool {
-    #[cfg(unix)]
-    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        return tokio::select! {
-            r = tokio::signal::ctrl_c() => r.is_ok(),
-            _ = term.recv() => true,
-        };
-    }
-    tokio::signal::ctrl_c().await.is_ok()
 }
 
 /// A feed's conditional-GET validators (ETag, Last-Modified) from the state database.

@@ -293,6 +293,31 @@ impl RemoteLock {
         Err(state_error(&self.url, "the output's lock was taken over by another process: this run stops".into()))
     }
 
+    /// On Ctrl-C or SIGTERM, release the lock and end the process at once (exit code 130),
+    /// as the signal would have ended it: for runs with no graceful stop of their own (a WARC
+    /// run resumes from its last committed part either way), so that the next holder, on
+    /// another machine, need not wait [`STALE_SECS`] for the lock to go stale. Not for feeds
+    /// runs, which stop gracefully on these signals and release the lock as they end.
+    pub fn release_on_signal(&self) {
+        let (url, shared) = (self.url.clone(), self.shared.clone());
+        let spawned = std::thread::Builder::new().name("output-lock-signal".into()).spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+            if !rt.block_on(super::interrupt::interrupted()) {
+                return;
+            }
+            // Held while deleting: no heartbeat writes the lock again meanwhile.
+            let held = shared.held.lock().unwrap_or_else(|p| p.into_inner());
+            if !shared.lost.load(Ordering::SeqCst) && Self::current_tag(&url, &held.0.run).ok().flatten().is_some() {
+                let _ = storage::delete(&url);
+            }
+            tracing::warn!("interrupted: {url} released; rerun with --resume to go on");
+            std::process::exit(130);
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("{}: the lock stays if the run is interrupted ({e})", self.url);
+        }
+    }
+
     /// The lock object's location.
     pub fn url(&self) -> &S3Url {
         &self.url

@@ -87,6 +87,12 @@ impl S3Output {
         Ok(())
     }
 
+    /// Ctrl-C and SIGTERM release the prefix's lock and end the process
+    /// ([`RemoteLock::release_on_signal`]; for runs that do not stop gracefully).
+    pub fn release_lock_on_signal(&self) {
+        self.lock.release_on_signal();
+    }
+
     pub fn local(&self) -> &Path {
         &self.local
     }
