@@ -229,6 +229,14 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(s3.path("ccdata", "dedup/removed.jsonl").exists());
     assert_eq!(ids_under(&s3.path("ccdata", "dedup")), got, "no near duplicates among distinct pages: all kept");
+    assert!(!s3.path("ccdata", "dedup/.lock").exists(), "the dedup run released its output's lock");
+    // A dedup output another machine is writing is refused, as a run's output is.
+    forge_lock(&s3, "ccdata", "dedup/", "other-machine", 0);
+    let o = pipeline(&s3, &["dedup", "s3://ccdata/out/", "--out", "s3://ccdata/dedup/"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another pipeline process writes this output"), "{stderr}");
+    std::fs::remove_file(s3.path("ccdata", "dedup/.lock")).unwrap();
     // Rerunning a finished shard reads nothing again and writes nothing new: its cumulative
     // stats count no new input and no new part.
     let stats = || -> serde_json::Value {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use article_pipeline::pipeline::dedup_run::{self, DedupRun};
+use article_pipeline::pipeline::remote_lock::RemoteLock;
 use article_pipeline::pipeline::s3_output;
 use article_pipeline::sink::{Format, SinkOptions};
 use article_pipeline::storage::{self, S3Url};
@@ -42,6 +43,10 @@ pub struct DedupArgs {
 pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
     storage::set_endpoint(args.s3_endpoint.clone());
     let s3 = |p: &PathBuf| p.to_str().filter(|s| storage::is_s3(s)).map(S3Url::parse).transpose();
+    let remote_out = s3(&args.out)?;
+    // One writer at a time on an s3:// output, as for runs; taken before the inputs are
+    // downloaded and held until the last upload.
+    let _lock = remote_out.as_ref().map(RemoteLock::take).transpose()?;
     let mut inputs = Vec::new();
     for i in &args.inputs {
         match s3(i)? {
@@ -59,7 +64,6 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
-    let remote_out = s3(&args.out)?;
     let out = match &remote_out {
         Some(url) => {
             let local = s3_output::default_staging(url).join("dedup-output");
