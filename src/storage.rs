@@ -245,64 +245,54 @@ pub fn replace_if(to: &S3Url, body: Vec<u8>, e_tag: &str) -> Result<Option<Strin
 }
 
 fn put_if(to: &S3Url, body: Vec<u8>, mode: object_store::PutMode) -> Result<Option<String>, StorageError> {
-    let store = store(&to.bucket)?;
-    let key = to.object_key();
     let opts = object_store::PutOptions { mode, ..Default::default() };
-    runtime().block_on(async {
-        match store.put_opts(&key, PutPayload::from(body), opts).await {
-            Ok(r) => Ok(Some(r.e_tag.unwrap_or_default())),
-            Err(
-                object_store::Error::AlreadyExists { .. }
-                | object_store::Error::Precondition { .. }
-                | object_store::Error::NotFound { .. },
-            ) => Ok(None),
-            Err(e) => Err(remote(to)(e)),
-        }
-    })
+    match with_object(to, |store, key| async move { store.put_opts(&key, PutPayload::from(body), opts).await })? {
+        Ok(r) => Ok(Some(r.e_tag.unwrap_or_default())),
+        // Another object there, or the one asked for changed or went.
+        Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(None),
+        Err(e) => absent_or(to, e),
+    }
+}
+
+/// One request on the object `url` names, run on the storage runtime (the outer error: no
+/// client for its bucket).
+fn with_object<T, F: std::future::Future<Output = object_store::Result<T>>>(
+    url: &S3Url,
+    request: impl FnOnce(Arc<dyn ObjectStore>, Key) -> F,
+) -> Result<object_store::Result<T>, StorageError> {
+    let store = store(&url.bucket)?;
+    Ok(runtime().block_on(request(store, url.object_key())))
+}
+
+/// None for "no such object", else the error, named by `url`.
+fn absent_or<T>(url: &S3Url, e: object_store::Error) -> Result<Option<T>, StorageError> {
+    match e {
+        object_store::Error::NotFound { .. } => Ok(None),
+        e => Err(remote(url)(e)),
+    }
 }
 
 /// A small object read whole, with its ETag and when the store last wrote it (Unix seconds,
 /// by the store's clock); None when there is none.
 pub fn read_small(from: &S3Url) -> Result<Option<(Vec<u8>, String, i64)>, StorageError> {
-    let store = store(&from.bucket)?;
-    let key = from.object_key();
-    runtime().block_on(async {
-        match store.get(&key).await {
-            Ok(r) => {
-                let e_tag = r.meta.e_tag.clone().unwrap_or_default();
-                let modified = r.meta.last_modified.timestamp();
-                let bytes = r.bytes().await.map_err(remote(from))?;
-                Ok(Some((bytes.to_vec(), e_tag, modified)))
-            }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(remote(from)(e)),
-        }
-    })
+    let r = with_object(from, |store, key| async move {
+        let r = store.get(&key).await?;
+        let (e_tag, modified) = (r.meta.e_tag.clone().unwrap_or_default(), r.meta.last_modified.timestamp());
+        Ok((r.bytes().await?.to_vec(), e_tag, modified))
+    })?;
+    r.map(Some).or_else(|e| absent_or(from, e))
 }
 
 /// The ETag of an object, None when there is none.
 pub fn e_tag(of: &S3Url) -> Result<Option<String>, StorageError> {
-    let store = store(&of.bucket)?;
-    let key = of.object_key();
-    runtime().block_on(async {
-        match store.head(&key).await {
-            Ok(m) => Ok(Some(m.e_tag.unwrap_or_default())),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(remote(of)(e)),
-        }
-    })
+    let r = with_object(of, |store, key| async move { store.head(&key).await })?;
+    r.map(|m| Some(m.e_tag.unwrap_or_default())).or_else(|e| absent_or(of, e))
 }
 
 /// Deletes an object (none there is no error).
 pub fn delete(url: &S3Url) -> Result<(), StorageError> {
-    let store = store(&url.bucket)?;
-    let key = url.object_key();
-    runtime().block_on(async {
-        match store.delete(&key).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(remote(url)(e)),
-        }
-    })
+    let r = with_object(url, |store, key| async move { store.delete(&key).await })?;
+    r.or_else(|e| absent_or::<()>(url, e).map(drop))
 }
 
 /// Downloads an object to a local file (streamed; written to a temporary name, then renamed).

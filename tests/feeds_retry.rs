@@ -5,8 +5,9 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -263,28 +264,28 @@ fn a_continuous_run_tries_a_transiently_failing_article_at_most_the_attempt_limi
     let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
         .args(["--config", cfg.to_str().unwrap()])
         .env("RUST_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while tries() < limit {
-        assert!(std::time::Instant::now() < deadline, "only {} tries in a minute", tries());
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(Instant::now() < deadline, "only {} tries in a minute", tries());
+        std::thread::sleep(Duration::from_millis(50));
     }
     // Three more rests' time: no further try.
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(3));
     assert_eq!(tries(), limit, "tried again after the attempt limit");
     // SIGTERM, as Kubernetes stops a pod: the run ends as on Ctrl-C, committing what it has.
     let o = Command::new("kill").args(["-TERM", &child.id().to_string()]).output().unwrap();
     assert!(o.status.success());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(std::time::Instant::now() < deadline, "no clean stop after SIGINT");
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(Instant::now() < deadline, "no clean stop after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();

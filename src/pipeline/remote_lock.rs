@@ -317,11 +317,6 @@ impl RemoteLock {
             tracing::warn!("{}: the lock stays if the run is interrupted ({e})", self.url);
         }
     }
-
-    /// The lock object's location.
-    pub fn url(&self) -> &S3Url {
-        &self.url
-    }
 }
 
 impl Drop for RemoteLock {

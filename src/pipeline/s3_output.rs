@@ -187,10 +187,7 @@ pub fn root_layout(remote: &S3Url) -> Result<RootLayout, PipelineError> {
                 let manifest = remote.join(&format!("{dir}/{}", super::shard::MANIFEST_FILE));
                 let n = shards.entry(dir.to_string()).or_insert((manifest, None));
                 if rest == super::shard::MANIFEST_FILE {
-                    let mut bytes = Vec::new();
-                    std::io::Read::read_to_end(&mut storage::S3Reader::open(&url)?, &mut bytes).map_err(|e| {
-                        PipelineError::State { path: PathBuf::from(url.to_string()), message: e.to_string() }
-                    })?;
+                    let bytes = storage::read_small(&url)?.map(|(b, _, _)| b).unwrap_or_default();
                     n.1 = serde_json::from_slice::<ShardManifest>(&bytes).ok().map(|m| m.shard.n);
                 }
             }
