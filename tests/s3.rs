@@ -237,6 +237,23 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("another pipeline process writes this output"), "{stderr}");
     std::fs::remove_file(s3.path("ccdata", "dedup/.lock")).unwrap();
+    // An input a run on another machine still writes (a shard's lock with a fresh heartbeat)
+    // is refused before anything is downloaded; one whose run died long ago is read, with a
+    // warning that it did not finish.
+    forge_lock(&s3, "ccdata", "out/shard-00001/", "other-machine", 0);
+    let o = pipeline(&s3, &["dedup", "s3://ccdata/out/", "--out", "s3://ccdata/dedup/"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("s3://ccdata/out/shard-00001/.lock") && stderr.contains("still writes"), "{stderr}");
+    assert!(!s3.path("ccdata", "dedup/.lock").exists(), "the refused dedup released its output's lock");
+    forge_lock(&s3, "ccdata", "out/shard-00001/", "other-machine", 1000);
+    let o =
+        pipeline(&s3, &["dedup", "s3://ccdata/out/", "--out", "s3://ccdata/dedup/", "--write-parts"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("did not finish"), "{stderr}");
+    assert_eq!(ids_under(&s3.path("ccdata", "dedup")), got);
+    std::fs::remove_file(s3.path("ccdata", "out/shard-00001/.lock")).unwrap();
     // Rerunning a finished shard reads nothing again and writes nothing new: its cumulative
     // stats count no new input and no new part.
     let stats = || -> serde_json::Value {

@@ -914,6 +914,26 @@ fn dedup_names_records_by_place_reruns_to_the_same_result_and_refuses_its_inputs
         assert_eq!(o.status.code(), Some(2), "--memory-mb {mb}: {stderr}");
         assert!(stderr.contains("--memory-mb") && stderr.contains("not in 1..=1048576"), "{stderr}");
     }
+    // An input a run still writes (its `.lock` held, as `lock_output` holds it while the run
+    // goes on; here, or in a shard's folder) is refused before anything is read or written:
+    // only its parts committed so far would be deduplicated.
+    let shard = a.join("shard-00000");
+    std::fs::create_dir(&shard).unwrap();
+    for held in [a.join(".lock"), shard.join(".lock")] {
+        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&held).unwrap();
+        lock.lock().unwrap();
+        let fresh = dir.path().join("while-running");
+        let o = dedup(&fresh, "1");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("still writes") && stderr.contains(&held.display().to_string()), "{stderr}");
+        assert!(!fresh.exists(), "nothing written");
+        drop(lock);
+    }
+    // Once the run has ended (its lock file stays, unlocked) the input is read.
+    let o = dedup(&dir.path().join("after-run"), "1");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&shard).unwrap();
     // A large budget is not reserved up front.
     let o = dedup(&dir.path().join("big"), "30000");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));

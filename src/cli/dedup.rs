@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use article_pipeline::pipeline::dedup_run::{self, DedupRun};
-use article_pipeline::pipeline::remote_lock::RemoteLock;
+use article_pipeline::pipeline::remote_lock::{self, RemoteLock};
 use article_pipeline::pipeline::s3_output;
 use article_pipeline::sink::{Format, SinkOptions};
 use article_pipeline::storage::{self, S3Url};
@@ -51,6 +51,8 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
     for i in &args.inputs {
         match s3(i)? {
             Some(url) => {
+                // Not while a run still writes it: only the parts committed so far would be read.
+                remote_lock::refuse_if_written(&url)?;
                 // Every part of every shard is read (twice with --write-parts): a local copy.
                 let local = s3_output::default_staging(&url).join("dedup-input");
                 let _ = std::fs::remove_dir_all(&local);

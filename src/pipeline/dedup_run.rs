@@ -16,6 +16,11 @@
 //! the same files as one run; a folder holding anything else, or an output inside an input
 //! (which the pass would read back), is refused before anything is written.
 //!
+//! **Inputs still written.** An input folder (or one of its shards) that a live run holds
+//! locked is refused before anything is read: the pass would see only the parts committed so
+//! far ([`super::refuse_if_running`]; `s3://` inputs are asked the same of their prefix's lock
+//! before they are downloaded, [`super::remote_lock::refuse_if_written`]).
+//!
 //! **Damage.** A part that cannot be read to its end, or a line that is not a record, is
 //! reported, counted in `failed`, and left out of both passes; the pass goes on.
 
@@ -234,6 +239,9 @@ fn hex(s: &str) -> Option<u64> {
 /// Runs the pass; returns its counts (also in `DEDUP/stats.json`).
 pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
     let t0 = Instant::now();
+    for i in &job.inputs {
+        super::refuse_if_running(i)?;
+    }
     let parts = input_parts(&job.inputs)?;
     prepare_out(job)?;
     let state = |p: &Path, m: String| PipelineError::State { path: p.to_path_buf(), message: m };

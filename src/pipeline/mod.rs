@@ -278,6 +278,35 @@ pub fn lock_output(out: &Path) -> Result<std::fs::File, PipelineError> {
     }
 }
 
+/// Refuses to read the output folder `root` while a run still writes it: its `.lock`, or a
+/// `shard-*` folder's, held by a live process ([`lock_output`]). A pass over a run's records
+/// (`pipeline dedup`) made meanwhile would see only the parts committed so far. The lock is
+/// asked for shared, so two readers do not refuse each other; it is let go at once.
+pub fn refuse_if_running(root: &Path) -> Result<(), PipelineError> {
+    let mut folders = vec![root.to_path_buf()];
+    if let Ok(rd) = std::fs::read_dir(root) {
+        let mut shards: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("shard-")))
+            .collect();
+        shards.sort();
+        folders.extend(shards);
+    }
+    for dir in folders {
+        let path = dir.join(LOCK_FILE);
+        // No lock file: no run has written here, or one that ran elsewhere (an s3:// staging).
+        let Ok(file) = std::fs::File::open(&path) else { continue };
+        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
+            return Err(PipelineError::State {
+                path,
+                message: "a pipeline run still writes this output folder: read it once the run has ended".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl RunContext<'_> {
     /// Refuses an output folder holding an earlier run (its `state_file`) unless resuming.
     /// Refuses an output folder that holds another run: without `--resume`, any resume state

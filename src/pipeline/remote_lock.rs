@@ -319,6 +319,50 @@ impl RemoteLock {
     }
 }
 
+/// Refuses to read the output under `prefix` while a run still writes it: the lock of the
+/// prefix, or of any of its `shard-*` folders, held by a live process (judged as
+/// [`RemoteLock::take`] judges it). A pass over a run's records (`pipeline dedup`) made while
+/// the run writes would see only the parts committed so far, and say nothing of the rest. A lock
+/// whose holder is gone (a run killed and not yet resumed) is a warning: its committed parts
+/// are whole, but the run did not finish.
+pub fn refuse_if_written(prefix: &S3Url) -> Result<(), PipelineError> {
+    let prefix = prefix.as_prefix();
+    let me = Holder::me();
+    for (url, _) in storage::list(&prefix)? {
+        let Some(rel) = url.key.strip_prefix(&prefix.key) else { continue };
+        let is_lock = match rel.split_once('/') {
+            None => rel == LOCK_OBJECT,
+            Some((dir, rest)) => dir.starts_with("shard-") && rest == LOCK_OBJECT,
+        };
+        if !is_lock {
+            continue;
+        }
+        let Some((bytes, _, modified)) = storage::read_small(&url)? else { continue };
+        let Ok(h) = serde_json::from_slice::<Holder>(&bytes) else { continue };
+        match h.verdict(&me, now(), modified) {
+            Verdict::Held => {
+                let age = now().saturating_sub(h.heartbeat);
+                return Err(state_error(
+                    &url,
+                    format!(
+                        "a pipeline run still writes this output (host {}, pid {}, run {}, last heartbeat {age} s \
+                         ago): read it once the run has ended (a lock with no heartbeat for {STALE_SECS} s counts as \
+                         ended)",
+                        h.host, h.pid, h.run
+                    ),
+                ));
+            }
+            Verdict::Gone(why) => tracing::warn!(
+                "{url}: the run that wrote this output did not finish (host {}, pid {}: {why}); its committed parts \
+                 are read",
+                h.host,
+                h.pid
+            ),
+        }
+    }
+    Ok(())
+}
+
 impl Drop for RemoteLock {
     fn drop(&mut self) {
         drop(self.stop.take());
