@@ -246,12 +246,24 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("s3://ccdata/out/shard-00001/.lock") && stderr.contains("still writes"), "{stderr}");
     assert!(!s3.path("ccdata", "dedup/.lock").exists(), "the refused dedup released its output's lock");
+    let o = pipeline(&s3, &["status", "s3://ccdata/out/", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let running = v["running"].as_array().unwrap();
+    assert_eq!(running.len(), 1, "{v}");
+    let r = running[0].as_str().unwrap();
+    assert!(r.contains("shard-00001/.lock") && r.contains("host other-machine") && !r.contains("ended"), "{r}");
     forge_lock(&s3, "ccdata", "out/shard-00001/", "other-machine", 1000);
     let o =
         pipeline(&s3, &["dedup", "s3://ccdata/out/", "--out", "s3://ccdata/dedup/", "--write-parts"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("did not finish"), "{stderr}");
+    let o = pipeline(&s3, &["status", "s3://ccdata/out/"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("run lock: s3://ccdata/out/shard-00001/.lock") && stdout.contains("ended: no heartbeat"),
+        "{stdout}"
+    );
     assert_eq!(ids_under(&s3.path("ccdata", "dedup")), got);
     std::fs::remove_file(s3.path("ccdata", "out/shard-00001/.lock")).unwrap();
     // Rerunning a finished shard reads nothing again and writes nothing new: its cumulative

@@ -928,9 +928,16 @@ fn dedup_names_records_by_place_reruns_to_the_same_result_and_refuses_its_inputs
         assert_eq!(o.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("still writes") && stderr.contains(&held.display().to_string()), "{stderr}");
         assert!(!fresh.exists(), "nothing written");
+        // `pipeline status` says who writes it.
+        let o = pipeline(&["status", a.to_str().unwrap(), "--json"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["running"][0].as_str().unwrap().starts_with(&held.display().to_string()), "{v}");
         drop(lock);
     }
     // Once the run has ended (its lock file stays, unlocked) the input is read.
+    let o = pipeline(&["status", a.to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["running"], serde_json::json!([]), "{v}");
     let o = dedup(&dir.path().join("after-run"), "1");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&shard).unwrap();

@@ -1,13 +1,16 @@
 //! `pipeline status OUT`: prints what an output folder's run has done, from its resume state
 //! (feeds: every feed's last and next poll, interval, items, failures; articles by status;
-//! per-host counts; WARC: finished inputs and the position in the unfinished one).
+//! per-host counts; WARC: finished inputs and the position in the unfinished one), and the
+//! locks of the runs writing it now (`running` in the JSON: the root's and each shard's lock
+//! held by a live process; for an `s3://` output every run lock in the bucket, each saying
+//! whether its holder still runs).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use article_pipeline::pipeline::s3_output;
 use article_pipeline::pipeline::status::{RunStatus, status};
+use article_pipeline::pipeline::{self, remote_lock, s3_output};
 use article_pipeline::storage;
 
 use super::Outcome;
@@ -25,22 +28,37 @@ pub struct StatusArgs {
 }
 
 pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
-    let s = match args.out.to_str().filter(|o| storage::is_s3(o)) {
+    // Who writes the output now (the locks of live runs: the root's and the shards'), and
+    // for an s3:// output also runs that ended without releasing theirs.
+    let (s, running) = match args.out.to_str().filter(|o| storage::is_s3(o)) {
         Some(url) => {
             // The state files only (no parts), into a folder removed afterwards.
             storage::set_endpoint(args.s3_endpoint.clone());
             let url = storage::S3Url::parse(url)?;
+            let locks = remote_lock::locks_under(&url)?;
             let local = s3_output::default_staging(&url).join(format!("status-{}", std::process::id()));
             s3_output::pull_tree(&url, &local, false)?;
             let s = status(&local);
             let _ = std::fs::remove_dir_all(&local);
-            s?
+            (s?, locks.iter().map(ToString::to_string).collect::<Vec<_>>())
         }
-        None => status(&args.out)?,
+        None => {
+            let s = status(&args.out)?;
+            let held = pipeline::running_in(&args.out);
+            (s, held.iter().map(|p| format!("{} (held by a running process)", p.display())).collect())
+        }
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        let mut v = serde_json::to_value(&s)?;
+        v["running"] = serde_json::json!(running);
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(Outcome::Ok);
+    }
+    if running.is_empty() {
+        println!("no run writes this output now");
+    }
+    for r in &running {
+        println!("run lock: {r}");
     }
     match &s {
         RunStatus::Feeds { feeds, articles, finished, stats } => {

@@ -278,11 +278,10 @@ pub fn lock_output(out: &Path) -> Result<std::fs::File, PipelineError> {
     }
 }
 
-/// Refuses to read the output folder `root` while a run still writes it: its `.lock`, or a
-/// `shard-*` folder's, held by a live process ([`lock_output`]). A pass over a run's records
-/// (`pipeline dedup`) made meanwhile would see only the parts committed so far. The lock is
-/// asked for shared, so two readers do not refuse each other; it is let go at once.
-pub fn refuse_if_running(root: &Path) -> Result<(), PipelineError> {
+/// The lock files of live runs in the output folder `root`: its own `.lock` and its `shard-*`
+/// folders', each held by a running process ([`lock_output`]). Each lock is asked for
+/// shared, so two readers do not see each other, and let go at once.
+pub fn running_in(root: &Path) -> Vec<PathBuf> {
     let mut folders = vec![root.to_path_buf()];
     if let Ok(rd) = std::fs::read_dir(root) {
         let mut shards: Vec<PathBuf> = rd
@@ -293,18 +292,28 @@ pub fn refuse_if_running(root: &Path) -> Result<(), PipelineError> {
         shards.sort();
         folders.extend(shards);
     }
-    for dir in folders {
-        let path = dir.join(LOCK_FILE);
-        // No lock file: no run has written here, or one that ran elsewhere (an s3:// staging).
-        let Ok(file) = std::fs::File::open(&path) else { continue };
-        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
-            return Err(PipelineError::State {
-                path,
-                message: "a pipeline run still writes this output folder: read it once the run has ended".into(),
-            });
-        }
+    folders
+        .into_iter()
+        .map(|dir| dir.join(LOCK_FILE))
+        // No lock file: no run has written here, or one that staged elsewhere (an s3:// output).
+        .filter(|path| {
+            std::fs::File::open(path)
+                .is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
+        })
+        .collect()
+}
+
+/// Refuses to read the output folder `root` while a run still writes it ([`running_in`]): a
+/// pass over a run's records (`pipeline dedup`) made meanwhile would see only the parts
+/// committed so far.
+pub fn refuse_if_running(root: &Path) -> Result<(), PipelineError> {
+    match running_in(root).into_iter().next() {
+        Some(path) => Err(PipelineError::State {
+            path,
+            message: "a pipeline run still writes this output folder: read it once the run has ended".into(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl RunContext<'_> {

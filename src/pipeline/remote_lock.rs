@@ -319,15 +319,35 @@ impl RemoteLock {
     }
 }
 
-/// Refuses to read the output under `prefix` while a run still writes it: the lock of the
-/// prefix, or of any of its `shard-*` folders, held by a live process (judged as
-/// [`RemoteLock::take`] judges it). A pass over a run's records (`pipeline dedup`) made while
-/// the run writes would see only the parts committed so far, and say nothing of the rest. A lock
-/// whose holder is gone (a run killed and not yet resumed) is a warning: its committed parts
-/// are whole, but the run did not finish.
-pub fn refuse_if_written(prefix: &S3Url) -> Result<(), PipelineError> {
+/// A run's lock found under a prefix ([`locks_under`]).
+#[derive(Debug, Clone)]
+pub struct FoundLock {
+    pub url: S3Url,
+    /// Its holder, as the lock names it: `host H, pid P, run R`.
+    pub holder: String,
+    /// Seconds since its last heartbeat, by this machine's clock.
+    pub heartbeat_age: u64,
+    /// None while the holder runs (judged as [`RemoteLock::take`] judges it); else why it is
+    /// taken for gone.
+    pub gone: Option<String>,
+}
+
+impl std::fmt::Display for FoundLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}, last heartbeat {} s ago", self.url, self.holder, self.heartbeat_age)?;
+        match &self.gone {
+            None => write!(f, ")"),
+            Some(why) => write!(f, "; ended: {why})"),
+        }
+    }
+}
+
+/// The run locks under `prefix`: its own and its `shard-*` folders' (a lock this crate did
+/// not write is left out).
+pub fn locks_under(prefix: &S3Url) -> Result<Vec<FoundLock>, PipelineError> {
     let prefix = prefix.as_prefix();
     let me = Holder::me();
+    let mut found = Vec::new();
     for (url, _) in storage::list(&prefix)? {
         let Some(rel) = url.key.strip_prefix(&prefix.key) else { continue };
         let is_lock = match rel.split_once('/') {
@@ -339,24 +359,39 @@ pub fn refuse_if_written(prefix: &S3Url) -> Result<(), PipelineError> {
         }
         let Some((bytes, _, modified)) = storage::read_small(&url)? else { continue };
         let Ok(h) = serde_json::from_slice::<Holder>(&bytes) else { continue };
-        match h.verdict(&me, now(), modified) {
-            Verdict::Held => {
-                let age = now().saturating_sub(h.heartbeat);
+        let gone = match h.verdict(&me, now(), modified) {
+            Verdict::Held => None,
+            Verdict::Gone(why) => Some(why),
+        };
+        let holder = format!("host {}, pid {}, run {}", h.host, h.pid, h.run);
+        found.push(FoundLock { url, holder, heartbeat_age: now().saturating_sub(h.heartbeat), gone });
+    }
+    Ok(found)
+}
+
+/// Refuses to read the output under `prefix` while a run still writes it: the lock of the
+/// prefix, or of any of its `shard-*` folders, held by a live process ([`locks_under`]). A
+/// pass over a run's records (`pipeline dedup`) made while the run writes would see only the
+/// parts committed so far, and say nothing of the rest. A lock whose holder is gone (a run
+/// killed and not yet resumed) is a warning: its committed parts are whole, but the run did not
+/// finish.
+pub fn refuse_if_written(prefix: &S3Url) -> Result<(), PipelineError> {
+    for lock in locks_under(prefix)? {
+        match &lock.gone {
+            None => {
                 return Err(state_error(
-                    &url,
+                    &lock.url,
                     format!(
-                        "a pipeline run still writes this output (host {}, pid {}, run {}, last heartbeat {age} s \
-                         ago): read it once the run has ended (a lock with no heartbeat for {STALE_SECS} s counts as \
-                         ended)",
-                        h.host, h.pid, h.run
+                        "a pipeline run still writes this output ({}, last heartbeat {} s ago): read it once the run \
+                         has ended (a lock with no heartbeat for {STALE_SECS} s counts as ended)",
+                        lock.holder, lock.heartbeat_age
                     ),
                 ));
             }
-            Verdict::Gone(why) => tracing::warn!(
-                "{url}: the run that wrote this output did not finish (host {}, pid {}: {why}); its committed parts \
-                 are read",
-                h.host,
-                h.pid
+            Some(why) => tracing::warn!(
+                "{}: the run that wrote this output did not finish ({}: {why}); its committed parts are read",
+                lock.url,
+                lock.holder
             ),
         }
     }
