@@ -435,11 +435,54 @@ mod tests {
     /// to one: the storage settings are the process's): the heartbeat rewrites the lock while
     /// it is the run's; once another process replaces it, every upload's check says so, and
     /// the run's end leaves the other's lock in place.
+    /// A TCP proxy in front of `upstream` that, while the flag is set, answers every request
+    /// with `400 Bad Request` and closes the connection (a store or a network path that fails
+    /// for a while: an error the client does not retry), and otherwise passes bytes both ways.
+    fn flaky_proxy(upstream: &str) -> (String, Arc<AtomicBool>, tokio::runtime::Runtime) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        const REFUSED: &[u8] = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = format!("http://{}", listener.local_addr().unwrap());
+        let upstream = upstream.trim_start_matches("http://").to_string();
+        let down = Arc::new(AtomicBool::new(false));
+        let flag = down.clone();
+        rt.spawn(async move {
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else { continue };
+                let (upstream, down) = (upstream.clone(), flag.clone());
+                tokio::spawn(async move {
+                    let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await else { return };
+                    let (mut from_client, mut from_server) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10]);
+                    loop {
+                        tokio::select! {
+                            n = client.read(&mut from_client) => {
+                                let Ok(n @ 1..) = n else { break };
+                                if down.load(Ordering::SeqCst) {
+                                    let _ = client.write_all(REFUSED).await;
+                                    break;
+                                }
+                                if server.write_all(&from_client[..n]).await.is_err() { break }
+                            }
+                            n = server.read(&mut from_server) => {
+                                let Ok(n @ 1..) = n else { break };
+                                if client.write_all(&from_server[..n]).await.is_err() { break }
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        (addr, down, rt)
+    }
+
     #[test]
     fn the_heartbeat_keeps_the_lock_until_another_process_takes_it_over() {
         let s3 = s3_server::S3Server::start(&["locks"]);
+        // Through a proxy that can fail every request for a while.
+        let (endpoint, down, _proxy) = flaky_proxy(&s3.endpoint);
         storage::configure(storage::S3Settings {
-            endpoint: Some(s3.endpoint.clone()),
+            endpoint: Some(endpoint),
             access_key_id: Some(s3_server::ACCESS_KEY.into()),
             secret_access_key: Some(s3_server::SECRET_KEY.into()),
             region: Some("us-east-1".into()),
@@ -462,6 +505,21 @@ mod tests {
         assert!(beaten.heartbeat > first.heartbeat && beaten.run == first.run, "{first:?} {beaten:?}");
         assert_ne!(beaten_tag, first_tag);
         lock.check().unwrap();
+        // The store fails every request for a while: the upload's check says so (the upload
+        // is not made), the heartbeats that fail meanwhile are let pass, and none of it is
+        // taken for the lock being lost: once the store answers again the lock is still the
+        // run's, its heartbeat goes on, and the check passes.
+        down.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(400));
+        let Err(e) = lock.check() else { panic!("a check passed with the store failing") };
+        assert!(!e.to_string().contains("taken over"), "{e}");
+        assert!(!lock.shared.lost.load(Ordering::SeqCst));
+        down.store(false, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(1500));
+        let (after, _) = read();
+        assert!(after.heartbeat > beaten.heartbeat && after.run == first.run, "{beaten:?} {after:?}");
+        lock.check().unwrap();
+        let beaten = after;
         // Another process replaces the lock (it judged this one gone).
         let other = Holder { host: "other-machine".into(), run: "other".into(), ..beaten.clone() };
         assert!(storage::replace_if(&url, other.json(), &read().1).unwrap().is_some());
