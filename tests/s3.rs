@@ -266,6 +266,25 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
     );
     assert_eq!(ids_under(&s3.path("ccdata", "dedup")), got);
     std::fs::remove_file(s3.path("ccdata", "out/shard-00001/.lock")).unwrap();
+    // Rerun into its own prefix, the same dedup clears what an earlier result left there (a
+    // part numbered past the new ones); into a prefix holding anything else, or one inside
+    // its input, it is refused and nothing there is touched.
+    std::fs::write(s3.path("ccdata", "dedup/part-00099.jsonl.zst"), b"left by a larger earlier result").unwrap();
+    let o =
+        pipeline(&s3, &["dedup", "s3://ccdata/out/", "--out", "s3://ccdata/dedup/", "--write-parts"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!s3.path("ccdata", "dedup/part-00099.jsonl.zst").exists());
+    assert_eq!(ids_under(&s3.path("ccdata", "dedup")), got);
+    std::fs::create_dir_all(s3.path("ccdata", "mine")).unwrap();
+    std::fs::write(s3.path("ccdata", "mine/part-00000.jsonl.zst"), b"someone's records").unwrap();
+    for out in ["s3://ccdata/mine/", "s3://ccdata/out/dd/"] {
+        let o = pipeline(&s3, &["dedup", "s3://ccdata/out/", "--out", out, "--write-parts"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{out}: {stderr}");
+        assert!(stderr.contains("not empty") || stderr.contains("overlaps the input"), "{stderr}");
+    }
+    assert_eq!(std::fs::read(s3.path("ccdata", "mine/part-00000.jsonl.zst")).unwrap(), b"someone's records");
+    assert!(!s3.path("ccdata", "out/dd").exists());
     // Rerunning a finished shard reads nothing again and writes nothing new: its cumulative
     // stats count no new input and no new part.
     let stats = || -> serde_json::Value {

@@ -44,31 +44,56 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
     storage::set_endpoint(args.s3_endpoint.clone());
     let s3 = |p: &PathBuf| p.to_str().filter(|s| storage::is_s3(s)).map(S3Url::parse).transpose();
     let remote_out = s3(&args.out)?;
+    // An output inside an input (or the reverse) would read its own records back.
+    if let Some(out) = &remote_out {
+        for i in &args.inputs {
+            if let Some(url) = s3(i)? {
+                let (o, i) = (out.as_prefix(), url.as_prefix());
+                if o.bucket == i.bucket && (o.key.starts_with(&i.key) || i.key.starts_with(&o.key)) {
+                    return Err(article_pipeline::pipeline::PipelineError::State {
+                        path: PathBuf::from(out.to_string()),
+                        message: format!(
+                            "the dedup output overlaps the input `{url}`: it would read its own records; choose \
+                             another --out"
+                        ),
+                    }
+                    .into());
+                }
+            }
+        }
+    }
     // One writer at a time on an s3:// output, as for runs; taken before the inputs are
     // downloaded and held until the last upload.
     let _lock = remote_out.as_ref().map(RemoteLock::take).transpose()?;
     let mut inputs = Vec::new();
-    for i in &args.inputs {
+    let mut names = Vec::new();
+    // Staged per process and input: two prefixes may map to one staging name, and another
+    // dedup of the same input must not clear this one's copy between its two passes.
+    let mut staged = Vec::new();
+    for (k, i) in args.inputs.iter().enumerate() {
         match s3(i)? {
             Some(url) => {
                 // Not while a run still writes it: only the parts committed so far would be read.
                 remote_lock::refuse_if_written(&url)?;
                 // Every part of every shard is read (twice with --write-parts): a local copy.
-                let local = s3_output::default_staging(&url).join("dedup-input");
+                let local = s3_output::default_staging(&url).join(format!("dedup-input-{}-{k}", std::process::id()));
+                staged.push(local.clone());
                 let _ = std::fs::remove_dir_all(&local);
                 let n = s3_output::pull_tree(&url, &local, true)?;
                 eprintln!("{url}: {n} file(s) downloaded to {}", local.display());
                 inputs.push(local);
+                names.push(url.as_prefix().to_string());
             }
             None => {
                 anyhow::ensure!(i.is_dir(), "`{}` is not an output folder", i.display());
                 inputs.push(i.clone());
+                names.push(article_pipeline::pipeline::canonical_path(i).display().to_string());
             }
         }
     }
     let out = match &remote_out {
         Some(url) => {
-            let local = s3_output::default_staging(url).join("dedup-output");
+            let local = s3_output::default_staging(url).join(format!("dedup-output-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&local);
             local
         }
@@ -76,12 +101,20 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
     };
     let job = DedupRun {
         inputs,
+        names,
         out: out.clone(),
         memory_budget: usize::try_from(args.memory_mb << 20).unwrap_or(usize::MAX),
         write_parts: args.write_parts,
         sink: SinkOptions { format: args.format, ..SinkOptions::default() },
     };
-    let s = dedup_run::run(&job)?;
+    if let Some(url) = &remote_out {
+        dedup_run::prepare_remote_out(&job, url)?;
+    }
+    let s = dedup_run::run(&job);
+    for d in &staged {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let s = s?;
     if let Some(url) = &remote_out {
         s3_output::push_tree(&out, url)?;
         let _ = std::fs::remove_dir_all(&out);

@@ -38,6 +38,9 @@ use crate::sink::{PartSink, SinkOptions, list_parts};
 #[derive(Debug, Clone)]
 pub struct DedupRun {
     pub inputs: Vec<PathBuf>,
+    /// How `DEDUP/dedup.json` names each input (an `s3://` input's URL, where `inputs` holds
+    /// its downloaded copy); an input without one is named by its canonical path.
+    pub names: Vec<String>,
     pub out: PathBuf,
     /// Bytes of (key, record) pairs held before a sorted run is spilled.
     pub memory_budget: usize,
@@ -96,7 +99,6 @@ const SPILL_DIR: &str = ".dedup-runs";
 fn prepare_out(job: &DedupRun) -> Result<(), PipelineError> {
     let refuse = |path: &Path, message: String| Err(PipelineError::State { path: path.to_path_buf(), message });
     let out = super::canonical_path(&job.out);
-    let mut inputs = Vec::new();
     for i in &job.inputs {
         let c = super::canonical_path(i);
         if out.starts_with(&c) || c.starts_with(&out) {
@@ -108,9 +110,8 @@ fn prepare_out(job: &DedupRun) -> Result<(), PipelineError> {
                 ),
             );
         }
-        inputs.push(c.display().to_string());
     }
-    let manifest = DedupManifest { version: 1, inputs, write_parts: job.write_parts };
+    let manifest = manifest(job);
     let state = |e: std::io::Error| PipelineError::State { path: job.out.clone(), message: e.to_string() };
     let entries: Vec<PathBuf> = match std::fs::read_dir(&job.out) {
         Ok(rd) => rd.flatten().map(|e| e.path()).collect(),
@@ -141,6 +142,58 @@ fn prepare_out(job: &DedupRun) -> Result<(), PipelineError> {
     std::fs::create_dir_all(&job.out).map_err(state)?;
     let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
     crate::sink::write_atomic(&job.out.join(MANIFEST), &bytes)?;
+    Ok(())
+}
+
+/// What `dedup.json` says of `job`.
+fn manifest(job: &DedupRun) -> DedupManifest {
+    let inputs = job
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(k, i)| job.names.get(k).cloned().unwrap_or_else(|| super::canonical_path(i).display().to_string()))
+        .collect();
+    DedupManifest { version: 1, inputs, write_parts: job.write_parts }
+}
+
+/// Makes the `s3://` prefix `remote` ready for `job`'s output (its lock held): refuses one
+/// that holds anything but an earlier run of this same dedup (its `dedup.json` naming the same
+/// inputs and options), which the upload would overwrite; clears what an earlier run of it
+/// left there, so no part of a larger earlier result stays beside the new ones; then records
+/// the manifest, first, so a run killed mid-upload is recognised by its rerun.
+pub fn prepare_remote_out(job: &DedupRun, remote: &crate::storage::S3Url) -> Result<(), PipelineError> {
+    use crate::storage;
+    let remote = remote.as_prefix();
+    let manifest = manifest(job);
+    let held: Vec<_> = storage::list(&remote)?
+        .into_iter()
+        .filter(|(u, _)| u.key.strip_prefix(&remote.key) != Some(super::remote_lock::LOCK_OBJECT))
+        .collect();
+    if !held.is_empty() {
+        let earlier = storage::read_small(&remote.join(MANIFEST))?
+            .and_then(|(b, _, _)| serde_json::from_slice::<DedupManifest>(&b).ok());
+        if earlier.as_ref() != Some(&manifest) {
+            return Err(PipelineError::State {
+                path: PathBuf::from(remote.to_string()),
+                message: "the output prefix is not empty and holds no earlier run of this same dedup (same inputs \
+                          and options): its objects would be overwritten; choose an empty --out"
+                    .into(),
+            });
+        }
+        for (url, _) in held {
+            let name = url.key.strip_prefix(&remote.key).unwrap_or("");
+            if name.starts_with("part-") || matches!(name, "removed.jsonl" | "stats.json") {
+                storage::delete(&url)?;
+            }
+        }
+    }
+    let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
+    let tmp = std::env::temp_dir().join(format!("dedup-manifest-{}.json", std::process::id()));
+    let at = |e: std::io::Error| PipelineError::State { path: tmp.clone(), message: e.to_string() };
+    std::fs::write(&tmp, &bytes).map_err(at)?;
+    let up = storage::upload(&tmp, &remote.join(MANIFEST));
+    let _ = std::fs::remove_file(&tmp);
+    up?;
     Ok(())
 }
 
@@ -284,8 +337,20 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
     let mut roots: std::collections::HashMap<u32, (String, String, usize)> = std::collections::HashMap::new();
     let mut sink = if job.write_parts { Some(PartSink::open(&job.out, job.sink.clone())?) } else { None };
     let mut i = 0u32;
-    each_line(&parts, false, |part, n, line| {
+    // The inputs must read as they did in pass 1: a part that vanished, was cut short or grew
+    // in between (a run or another dedup writing them) would give every later record another
+    // record's verdict.
+    let changed = |part: &Path| PipelineError::State {
+        path: part.to_path_buf(),
+        message: "the inputs changed between the dedup's two passes (a run or another process writes them): \
+                  nothing is kept; run the dedup again once they are still"
+            .into(),
+    };
+    let damaged_again = each_line(&parts, false, |part, n, line| {
         let Some((id, _, _)) = signature(line) else { return Ok(()) };
+        if i >= records {
+            return Err(changed(part));
+        }
         let root = clusters.find(i);
         let place = || part.display().to_string();
         if root != i {
@@ -311,6 +376,9 @@ pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
         i += 1;
         Ok(())
     })?;
+    if i != records || damaged_again != damaged_parts {
+        return Err(changed(&job.out));
+    }
     out.flush().map_err(|e| state(&removed_path, e.to_string()))?;
     if let Some(mut s) = sink {
         s.flush_part()?;

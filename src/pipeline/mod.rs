@@ -429,7 +429,7 @@ impl RunContext<'_> {
 
 /// A local path as one name: canonical when it exists, else absolute (so `w.warc.gz`,
 /// `./w.warc.gz` and its absolute path are one input, and an output inside an input is seen).
-pub(crate) fn canonical_path(p: &Path) -> PathBuf {
+pub fn canonical_path(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.to_path_buf())
 }
 
