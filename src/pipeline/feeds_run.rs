@@ -826,12 +826,23 @@ impl Crawl {
                     )
                     .map_err(&e)?;
                 let mut seen = conn.prepare_cached("UPDATE articles SET last_seen = ?2 WHERE url = ?1").map_err(&e)?;
+                let mut known = conn.prepare_cached("SELECT 1 FROM articles WHERE url = ?1").map_err(&e)?;
                 conn.execute("DELETE FROM listings WHERE feed = ?1", params![feed.as_str()]).map_err(&e)?;
                 let mut listed =
                     conn.prepare_cached("INSERT OR IGNORE INTO listings (feed, url) VALUES (?1, ?2)").map_err(&e)?;
                 for (i, l) in parsed.feed.links.iter().enumerate() {
                     if self.shard.is_some_and(|s| !s.owns(l.host_str().unwrap_or(""))) {
                         continue; // another shard's host
+                    }
+                    // An article a database of an earlier version holds under its former
+                    // spelling is that article, not a new one.
+                    let former = crate::sources::feeds::former_spelling(l);
+                    if let Some(f) = former
+                        && known.exists(params![f.as_str()]).map_err(&e)?
+                    {
+                        seen.execute(params![f.as_str(), now_unix]).map_err(&e)?;
+                        listed.execute(params![feed.as_str(), f.as_str()]).map_err(&e)?;
+                        continue;
                     }
                     let item = parsed.feed.items.get(i).and_then(|it| serde_json::to_string(it).ok());
                     let n = ins.execute(params![l.as_str(), feed.as_str(), now_unix, item]).map_err(&e)?;

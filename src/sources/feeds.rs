@@ -197,27 +197,111 @@ fn with_rss_version(body: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Removes the fragment and `utm_*` query parameters (the url crate already lower-cases the
-/// scheme and host and drops default ports).
+/// scheme and host and drops default ports). The other parameters stay byte for byte: decoded
+/// and encoded again, two queries that differ only in bytes that are not UTF-8 (`?q=%E9`,
+/// `?q=%E8`) would become one URL, and `;`, `=`-less keys or `+` would be rewritten into a URL
+/// the feed never listed.
 pub fn canonicalize(mut url: Url) -> Url {
     url.set_fragment(None);
-    if url.query().is_some() {
-        let kept: Vec<(String, String)> = url
-            .query_pairs()
-            .filter(|(k, _)| !k.to_ascii_lowercase().starts_with("utm_"))
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
-        if kept.is_empty() {
-            url.set_query(None);
-        } else {
-            url.query_pairs_mut().clear().extend_pairs(kept);
+    if let Some(query) = url.query() {
+        let is_utm = |segment: &str| {
+            let key = segment.split('=').next().unwrap_or("");
+            let key = percent_decode(key);
+            key.get(..4).is_some_and(|k| k.eq_ignore_ascii_case(b"utm_"))
+        };
+        let kept: Vec<&str> = query.split('&').filter(|s| !is_utm(s)).collect();
+        if kept.len() != query.split('&').count() {
+            let kept = kept.join("&");
+            url.set_query(if kept.is_empty() { None } else { Some(&kept) });
         }
     }
     url
 }
 
+/// How [`canonicalize`] spelled the canonical `url` until session 47 (its query parameters
+/// decoded and encoded again), when that differs: a crawl's database made then holds its
+/// articles under that spelling, and must not take them for new.
+pub fn former_spelling(url: &Url) -> Option<Url> {
+    url.query()?;
+    let mut former = url.clone();
+    let pairs: Vec<(String, String)> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    if pairs.is_empty() {
+        former.set_query(None);
+    } else {
+        former.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    (former != *url).then_some(former)
+}
+
+/// `%XX` escapes and `+` of a query key decoded to bytes (enough to read its prefix).
+fn percent_decode(s: &str) -> Vec<u8> {
+    let hex = |c: u8| (c as char).to_digit(16);
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (b.get(i + 1).and_then(|&c| hex(c)), b.get(i + 2).and_then(|&c| hex(c)))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonical_urls_drop_utm_parameters_and_the_fragment_and_keep_every_other_byte() {
+        let c = |u: &str| canonicalize(Url::parse(u).unwrap()).to_string();
+        assert_eq!(c("http://a.test/p?utm_source=x&id=3&UTM_Medium=y#top"), "http://a.test/p?id=3");
+        assert_eq!(c("http://a.test/p?%75tm_campaign=z&id=3"), "http://a.test/p?id=3");
+        assert_eq!(c("http://a.test/p?utm_source=x"), "http://a.test/p");
+        // Left as the feed wrote them: two articles are not merged, none is renamed.
+        assert_ne!(c("http://a.test/s?q=%E9"), c("http://a.test/s?q=%E8"));
+        assert_eq!(c("http://a.test/s?q=%E9&utm_x=1"), "http://a.test/s?q=%E9");
+        assert_eq!(c("http://a.test/s?a=1;b=2"), "http://a.test/s?a=1;b=2");
+        assert_eq!(c("http://a.test/s?id"), "http://a.test/s?id");
+        assert_eq!(c("http://a.test/s?q=a+b&x=%2B"), "http://a.test/s?q=a+b&x=%2B");
+        assert_eq!(c("http://a.test/s?utmost=1"), "http://a.test/s?utmost=1");
+        // The spelling of earlier versions, for databases that hold it.
+        let former = |u: &str| former_spelling(&Url::parse(u).unwrap()).map(|f| f.to_string());
+        assert_eq!(former("http://a.test/s?a=1;b=2").as_deref(), Some("http://a.test/s?a=1%3Bb%3D2"));
+        assert_eq!(former("http://a.test/s?q=a%20b").as_deref(), Some("http://a.test/s?q=a+b"));
+        assert_eq!(former("http://a.test/s?id=3"), None);
+        assert_eq!(former("http://a.test/s"), None);
+    }
+
+    proptest::proptest! {
+        /// Idempotent, and every segment not named `utm_…` is kept in order, byte for byte.
+        #[test]
+        fn canonicalize_keeps_the_other_segments(segments in proptest::collection::vec("(utm_)?[a-z%0-9+;=]{0,6}", 0..6)) {
+            let url = Url::parse(&format!("http://a.test/p?{}", segments.join("&"))).unwrap();
+            let once = canonicalize(url);
+            proptest::prop_assert_eq!(canonicalize(once.clone()), once.clone());
+            // (Empty segments aside: a query left with nothing but one goes.)
+            let kept: Vec<&str> =
+                once.query().map(|q| q.split('&').filter(|s| !s.is_empty()).collect()).unwrap_or_default();
+            let expected: Vec<String> = url_query_segments(&segments)
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .filter(|s| !percent_decode(s.split('=').next().unwrap_or("")).to_ascii_lowercase().starts_with(b"utm_"))
+                .collect();
+            proptest::prop_assert_eq!(kept, expected);
+        }
+    }
+
+    /// The segments as the url crate keeps them in a query.
+    fn url_query_segments(segments: &[String]) -> Vec<String> {
+        let url = Url::parse(&format!("http://a.test/p?{}", segments.join("&"))).unwrap();
+        url.query().unwrap_or("").split('&').map(str::to_string).collect()
+    }
 
     #[test]
     fn polling_hints_ttl_and_syndication_period() {
