@@ -820,6 +820,18 @@ fn shards_refuse_another_n_and_an_added_input_moves_no_other() {
         pipeline(&a)
     };
     let lines = || (0..3).map(|k| records(&root.join(format!("shard-{k:05}"))).len()).sum::<usize>();
+    // A run without --shard holds the root and has written nothing yet (its lock held, as
+    // `lock_output` holds it): a shard run is refused, before and after taking its own lock,
+    // and writes nothing; once that run has ended, its lock file left behind says nothing.
+    std::fs::create_dir_all(&root).unwrap();
+    let held = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(root.join(".lock")).unwrap();
+    held.lock().unwrap();
+    let o = shard(0, 3, &files[..7]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("written without --shard") && stderr.contains(".lock"), "{stderr}");
+    assert!(!root.join("shard-00000").exists(), "nothing written");
+    drop(held);
     for k in 0..3 {
         assert_eq!(shard(k, 3, &files[..7]).status.code(), Some(0));
     }

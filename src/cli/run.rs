@@ -343,11 +343,13 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         }
         None => None,
     };
-    // Again with the prefix's lock held: a run with --shard and one without, started together
-    // on an empty root, both passed the check above but lock different objects (the root's, a
-    // shard folder's); each now sees the other's lock.
-    if let Some(r) = &remote_root {
-        s3_output::root_layout(r)?.check(shard)?;
+    // Again with the lock held: a run with --shard and one without, started together on an
+    // empty root, both passed the check above but lock different objects (the root's, a shard
+    // folder's); each now sees the other's lock.
+    match &remote_root {
+        Some(r) => s3_output::root_layout(r)?.check(shard)?,
+        // Locally too: the root's lock held by a run without --shard counts as one.
+        None => RootLayout::of_dir(&root).check(shard)?,
     }
     // Served while the run lasts: the server stops when `metrics` is dropped.
     let metrics = match &config.run.metrics_addr {

@@ -816,7 +816,11 @@ impl Crawl {
         let status = result.as_ref().ok().map(|f| f.status);
         // One transaction for the whole poll: a feed of 100,000 items is one commit (one
         // fsync), not one per item.
-        let tx = conn.unchecked_transaction().map_err(&e)?;
+        // Immediate (the write lock taken at BEGIN): a deferred transaction that reads first and
+        // writes later (a 304's `SELECT EXISTS`, then its insert) fails at once with
+        // SQLITE_BUSY_SNAPSHOT when the sink commits a part in between, whatever the busy
+        // timeout, and that error ended a continuous crawl. Waiting at BEGIN honours the timeout.
+        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
         let (outcome, new_items, failed, validators) = match poll_result(&feed, result) {
             Ok(Some(parsed)) => {
                 let mut new = 0;

@@ -292,15 +292,13 @@ pub fn running_in(root: &Path) -> Vec<PathBuf> {
         shards.sort();
         folders.extend(shards);
     }
-    folders
-        .into_iter()
-        .map(|dir| dir.join(LOCK_FILE))
-        // No lock file: no run has written here, or one that staged elsewhere (an s3:// output).
-        .filter(|path| {
-            std::fs::File::open(path)
-                .is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
-        })
-        .collect()
+    folders.into_iter().map(|dir| dir.join(LOCK_FILE)).filter(|path| is_held(path)).collect()
+}
+
+/// Is the lock file `path` held by a running process ([`lock_output`])? No lock file: no run
+/// has written there, or one that staged elsewhere (an s3:// output).
+pub fn is_held(path: &Path) -> bool {
+    std::fs::File::open(path).is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
 /// Refuses to read the output folder `root` while a run still writes it ([`running_in`]): a

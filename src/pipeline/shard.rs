@@ -136,6 +136,10 @@ impl RootLayout {
                 layout.shards.push((path.join(MANIFEST_FILE), ShardManifest::read(&path).map(|m| m.shard.n)));
             } else if layout.unsharded.is_none() && super::is_run_output(name) {
                 layout.unsharded = Some(path);
+            } else if layout.unsharded.is_none() && name == super::LOCK_FILE && super::is_held(&path) {
+                // A run without --shard that has written nothing yet (an ended run's lock file,
+                // not held, says nothing).
+                layout.unsharded = Some(path);
             }
         }
         layout
