@@ -318,6 +318,40 @@ fn shards_over_s3_with_a_gzipped_list_give_the_records_of_one_process() {
     assert_eq!(ids_under(&s3.path("ccdata", "out")), got);
 }
 
+/// A `--staging` folder that holds another run's files (a finished local run's output) is
+/// refused before anything in it is touched: opening the staging removes the run files it
+/// finds. A folder it staged before is its own (it names the prefix it mirrors).
+#[test]
+fn a_staging_folder_holding_another_run_is_refused_and_left_whole() {
+    let s3 = S3Server::start(&["crawl"]);
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in.warc.gz");
+    warc(&input, 0, 20);
+    let input = input.display().to_string();
+    let local = work.path().join("local-run");
+    let o = pipeline(&s3, &["--warc", &input, "--out", local.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = ids_under(&local);
+    assert_eq!(before.len(), 20);
+    let o = pipeline(&s3, &["--warc", &input, "--out", "s3://crawl/x/", "--staging", local.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not the staging folder of s3://crawl/x/"), "{stderr}");
+    assert_eq!(ids_under(&local), before, "the local run's files were touched");
+    assert!(local.join("state.json").exists());
+    // Its own staging folder, reused by a rerun, is accepted.
+    let staging = work.path().join("stage").display().to_string();
+    for _ in 0..2 {
+        let o = pipeline(&s3, &["--warc", &input, "--out", "s3://crawl/x/", "--staging", &staging, "--resume"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(ids_under(&s3.path("crawl", "x")).len(), 20);
+}
+
 #[test]
 fn a_missing_object_is_one_failed_input_named_and_the_run_goes_on() {
     let s3 = S3Server::start(&["crawl"]);

@@ -47,6 +47,37 @@ fn is_run_file(name: &str) -> bool {
         || name.ends_with(".download")
 }
 
+/// The file naming the `s3://` prefix a staging folder mirrors.
+const STAGING_MARK: &str = ".staging-of";
+
+/// Refuses a staging folder `local` that holds the run files of something else than `remote`'s
+/// staging (a finished local run's output given as `--staging`), which opening would delete;
+/// else marks it as `remote`'s. A folder under the default staging root is this crate's own.
+fn check_staging(local: &Path, remote: &S3Url) -> Result<(), PipelineError> {
+    let at = |e: std::io::Error| PipelineError::State { path: local.to_path_buf(), message: e.to_string() };
+    let mark = local.join(STAGING_MARK);
+    let name = remote.to_string();
+    let ours = std::fs::read_to_string(&mark).is_ok_and(|m| m.trim() == name)
+        || local.starts_with(std::env::temp_dir().join("article-pipeline-staging"));
+    if !ours {
+        let holds_run_files = std::fs::read_dir(local)
+            .map_err(at)?
+            .flatten()
+            .any(|e| e.path().is_file() && is_run_file(&e.file_name().to_string_lossy()));
+        if holds_run_files {
+            return Err(PipelineError::State {
+                path: local.to_path_buf(),
+                message: format!(
+                    "this folder holds a run's files but is not the staging folder of {name}: staging would delete \
+                     them; choose an empty --staging (or, if it is this prefix's staging left by an earlier version, \
+                     empty it: the bucket holds the run)"
+                ),
+            });
+        }
+    }
+    std::fs::write(&mark, format!("{name}\n")).map_err(at)
+}
+
 /// Where `remote` is staged when `--staging` is not given.
 pub fn default_staging(remote: &S3Url) -> PathBuf {
     let key: String =
@@ -63,6 +94,7 @@ impl S3Output {
         let lock = RemoteLock::take(&remote)?;
         let at = |e: std::io::Error| PipelineError::State { path: local.clone(), message: e.to_string() };
         std::fs::create_dir_all(&local).map_err(at)?;
+        check_staging(&local, &remote)?;
         for entry in std::fs::read_dir(&local).map_err(at)? {
             let entry = entry.map_err(at)?;
             let name = entry.file_name().to_string_lossy().into_owned();
