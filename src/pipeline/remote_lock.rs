@@ -85,9 +85,47 @@ fn pid_namespace() -> Option<String> {
 }
 
 /// The start time of process `pid` (field 22 of `/proc/PID/stat`), None when there is no such
-/// process or it is a zombie (ended, not yet reaped).
+/// process, it is a zombie (ended, not yet reaped), or it cannot be seen.
 fn process_start(pid: u32) -> Option<u64> {
-    start_of(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    match seen(pid) {
+        Seen::Started(s) => Some(s),
+        Seen::Ended | Seen::Hidden => None,
+    }
+}
+
+/// What this process can see of process `pid` in `/proc`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Seen {
+    Started(u64),
+    /// No such process, or a zombie.
+    Ended,
+    /// It may run, but `/proc` does not show it to us: another user's process where `/proc` is
+    /// mounted with `hidepid` (unreadable with 1, absent with 2).
+    Hidden,
+}
+
+fn seen(pid: u32) -> Seen {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => start_of(&stat).map_or(Seen::Ended, Seen::Started),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let hides = std::fs::read_to_string("/proc/mounts").is_ok_and(|m| proc_hides_processes(&m));
+            if hides { Seen::Hidden } else { Seen::Ended }
+        }
+        Err(_) => Seen::Hidden,
+    }
+}
+
+/// Does the mount table (`/proc/mounts`) mount `/proc` with `hidepid`, so that other users'
+/// processes may be invisible?
+fn proc_hides_processes(mounts: &str) -> bool {
+    mounts.lines().any(|l| {
+        let f: Vec<&str> = l.split_ascii_whitespace().collect();
+        f.len() > 3
+            && f[1] == "/proc"
+            && f[3].split(',').any(|o| {
+                matches!(o, "hidepid=1" | "hidepid=2" | "hidepid=noaccess" | "hidepid=invisible" | "hidepid=ptraceable")
+            })
+    })
 }
 
 /// The start time in a `/proc/PID/stat` line (None for a zombie).
@@ -144,10 +182,15 @@ impl Holder {
     fn verdict(&self, me: &Holder, t: u64, modified: i64) -> Verdict {
         let known = |a: &Option<String>, b: &Option<String>| a.is_some() && a == b;
         if self.host == me.host && known(&self.boot, &me.boot) && known(&self.pid_ns, &me.pid_ns) {
-            return match process_start(self.pid) {
-                Some(s) if self.started.is_none_or(|mine| mine == s) => Verdict::Held,
-                _ => Verdict::Gone(format!("its process {} on this host has ended", self.pid)),
-            };
+            match seen(self.pid) {
+                Seen::Started(s) if self.started.is_none_or(|mine| mine == s) => return Verdict::Held,
+                Seen::Started(_) | Seen::Ended => {
+                    return Verdict::Gone(format!("its process {} on this host has ended", self.pid));
+                }
+                // Another user's process that /proc hides: judged by its heartbeat, as a
+                // process elsewhere is.
+                Seen::Hidden => {}
+            }
         }
         let fresh = i64::try_from(self.heartbeat).unwrap_or(i64::MAX).max(modified);
         let age = i64::try_from(t).unwrap_or(i64::MAX).saturating_sub(fresh);
@@ -575,5 +618,13 @@ mod tests {
         assert_eq!(start_of("4242 (cut short) S 1 2"), None);
         assert!(process_start(std::process::id()).is_some_and(|s| s > 0));
         assert_eq!(process_start(u32::MAX), None);
+        assert_eq!(seen(std::process::id()), Seen::Started(process_start(std::process::id()).unwrap()));
+        // `/proc` mounted so that other users' processes are hidden: a process not found may
+        // still run, and is judged by its heartbeat.
+        let hidden = "sysfs /sys sysfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime,hidepid=invisible 0 0\n";
+        assert!(proc_hides_processes(hidden));
+        assert!(proc_hides_processes("proc /proc proc rw,hidepid=2 0 0\n"));
+        assert!(!proc_hides_processes("proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"));
+        assert!(!proc_hides_processes("proc /other proc rw,hidepid=2 0 0\n"));
     }
 }
