@@ -337,6 +337,13 @@ fn kill_9_then_resume_loses_and_duplicates_nothing() {
         if wait_for_parts(&out, parts, &mut child) && child.try_wait().unwrap().is_none() {
             child.kill().unwrap(); // SIGKILL
             killed_mid_run = true;
+            child.wait().unwrap();
+            // A dedup of what the killed run committed says it did not finish.
+            let dd = dir.path().join(format!("dd{round}"));
+            let o = pipeline(&["dedup", out.to_str().unwrap(), "--out", dd.to_str().unwrap()]);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(0), "{stderr}");
+            assert!(stderr.contains("has not finished"), "{stderr}");
         }
         child.wait().unwrap();
     }

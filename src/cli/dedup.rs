@@ -80,6 +80,8 @@ pub fn exec(args: DedupArgs) -> anyhow::Result<Outcome> {
                 staged.push(local.clone());
                 let _ = std::fs::remove_dir_all(&local);
                 let n = s3_output::pull_tree(&url, &local, true)?;
+                // And again: a run that started during the download may have added parts.
+                remote_lock::refuse_if_written(&url)?;
                 eprintln!("{url}: {n} file(s) downloaded to {}", local.display());
                 inputs.push(local);
                 names.push(url.as_prefix().to_string());

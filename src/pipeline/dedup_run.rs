@@ -145,6 +145,25 @@ fn prepare_out(job: &DedupRun) -> Result<(), PipelineError> {
     Ok(())
 }
 
+/// Why the run in `input` has not finished, if its resume state says so: a WARC input being
+/// read or to be read again, or a shard with inputs in progress or pending.
+fn unfinished(input: &Path) -> Option<String> {
+    use super::status::RunStatus;
+    match super::status::status(input).ok()? {
+        RunStatus::Warc { current: Some((file, _)), .. } => Some(format!("{file} was being read")),
+        RunStatus::Warc { retry, .. } => {
+            let pending = retry.iter().filter(|r| !r.given_up()).count();
+            (pending > 0).then(|| format!("{pending} input(s) to be read again"))
+        }
+        RunStatus::Shards { shards, .. } => {
+            let open: Vec<&str> =
+                shards.iter().filter(|s| s.in_progress + s.pending > 0).map(|s| s.dir.as_str()).collect();
+            (!open.is_empty()).then(|| format!("shard(s) with inputs left: {}", open.join(", ")))
+        }
+        RunStatus::Feeds { .. } => None,
+    }
+}
+
 /// What `dedup.json` says of `job`.
 fn manifest(job: &DedupRun) -> DedupManifest {
     let inputs = job
@@ -292,8 +311,14 @@ fn hex(s: &str) -> Option<u64> {
 /// Runs the pass; returns its counts (also in `DEDUP/stats.json`).
 pub fn run(job: &DedupRun) -> Result<DedupStats, PipelineError> {
     let t0 = Instant::now();
-    for i in &job.inputs {
+    for (k, i) in job.inputs.iter().enumerate() {
         super::refuse_if_running(i)?;
+        // A run that ended early (killed, or stopped by a signal: its lock gone) left whole
+        // parts, but not all of them: said, not refused.
+        if let Some(why) = unfinished(i) {
+            let name = job.names.get(k).cloned().unwrap_or_else(|| i.display().to_string());
+            tracing::warn!("{name}: the run that wrote it has not finished ({why}); its committed parts are read");
+        }
     }
     let parts = input_parts(&job.inputs)?;
     prepare_out(job)?;
