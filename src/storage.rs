@@ -272,15 +272,30 @@ fn absent_or<T>(url: &S3Url, e: object_store::Error) -> Result<Option<T>, Storag
     }
 }
 
+/// The most [`read_small`] reads: a lock, a shard's or a dedup's manifest are far smaller, and
+/// an object of that name that is not (a foreign one) must not fill the memory.
+pub const SMALL_MAX: u64 = 64 << 20;
+
 /// A small object read whole, with its ETag and when the store last wrote it (Unix seconds,
-/// by the store's clock); None when there is none.
+/// by the store's clock); None when there is none. An object larger than [`SMALL_MAX`] is an
+/// error, and is not read.
 pub fn read_small(from: &S3Url) -> Result<Option<(Vec<u8>, String, i64)>, StorageError> {
     let r = with_object(from, |store, key| async move {
         let r = store.get(&key).await?;
         let (e_tag, modified) = (r.meta.e_tag.clone().unwrap_or_default(), r.meta.last_modified.timestamp());
-        Ok((r.bytes().await?.to_vec(), e_tag, modified))
+        if r.meta.size > SMALL_MAX {
+            return Ok(Err(r.meta.size));
+        }
+        Ok(Ok((r.bytes().await?.to_vec(), e_tag, modified)))
     })?;
-    r.map(Some).or_else(|e| absent_or(from, e))
+    match r {
+        Ok(Ok(v)) => Ok(Some(v)),
+        Ok(Err(size)) => Err(StorageError::Remote {
+            url: from.to_string(),
+            message: format!("{size} bytes: larger than the {SMALL_MAX} bytes of the small files this crate writes"),
+        }),
+        Err(e) => absent_or(from, e),
+    }
 }
 
 /// The ETag of an object, None when there is none.

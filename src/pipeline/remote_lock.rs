@@ -576,6 +576,14 @@ mod tests {
         let again = RemoteLock::take(&prefix).unwrap();
         drop(again);
         assert!(storage::read_small(&url).unwrap().is_none(), "released at the end");
+        // A foreign object of the lock's name, too large to be one, is refused unread.
+        let big = s3.path("locks", "big/.lock");
+        std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+        std::fs::File::create(&big).unwrap().set_len(storage::SMALL_MAX + 1).unwrap();
+        let big_prefix = S3Url::parse("s3://locks/big/").unwrap();
+        let Err(e) = RemoteLock::take(&big_prefix) else { panic!("a 64 MiB lock read") };
+        assert!(e.to_string().contains("larger than"), "{e}");
+        assert!(locks_under(&big_prefix).is_err());
     }
 
     #[test]
