@@ -474,10 +474,6 @@ mod s3_server;
 mod tests {
     use super::*;
 
-    /// Against an S3-compatible server on 127.0.0.1 (the only test of this binary that talks
-    /// to one: the storage settings are the process's): the heartbeat rewrites the lock while
-    /// it is the run's; once another process replaces it, every upload's check says so, and
-    /// the run's end leaves the other's lock in place.
     /// A TCP proxy in front of `upstream` that, while the flag is set, answers every request
     /// with `400 Bad Request` and closes the connection (a store or a network path that fails
     /// for a while: an error the client does not retry), and otherwise passes bytes both ways.
@@ -519,6 +515,11 @@ mod tests {
         (addr, down, rt)
     }
 
+    /// Against an S3-compatible server on 127.0.0.1, through [`flaky_proxy`] (the only test of
+    /// this binary that talks to one: the storage settings are the process's): the heartbeat
+    /// rewrites the lock while it is the run's, and a store failing for a while loses it
+    /// nothing; once another process replaces it, every upload's check says so, and the run's
+    /// end leaves the other's lock in place; a foreign lock too large to be one is not read.
     #[test]
     fn the_heartbeat_keeps_the_lock_until_another_process_takes_it_over() {
         let s3 = s3_server::S3Server::start(&["locks"]);
