@@ -237,6 +237,11 @@ pub fn create_new(to: &S3Url, body: Vec<u8>) -> Result<Option<String>, StorageEr
     put_if(to, body, object_store::PutMode::Create)
 }
 
+/// Writes a small object from memory, whatever is there.
+pub fn put_small(to: &S3Url, body: Vec<u8>) -> Result<(), StorageError> {
+    put_if(to, body, object_store::PutMode::Overwrite).map(drop)
+}
+
 /// Replaces a small object only if it is still the one whose ETag is `e_tag` (`If-Match`):
 /// its new ETag, or None when it changed or went in between.
 pub fn replace_if(to: &S3Url, body: Vec<u8>, e_tag: &str) -> Result<Option<String>, StorageError> {

@@ -207,12 +207,7 @@ pub fn prepare_remote_out(job: &DedupRun, remote: &crate::storage::S3Url) -> Res
         }
     }
     let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
-    let tmp = std::env::temp_dir().join(format!("dedup-manifest-{}.json", std::process::id()));
-    let at = |e: std::io::Error| PipelineError::State { path: tmp.clone(), message: e.to_string() };
-    std::fs::write(&tmp, &bytes).map_err(at)?;
-    let up = storage::upload(&tmp, &remote.join(MANIFEST));
-    let _ = std::fs::remove_file(&tmp);
-    up?;
+    storage::put_small(&remote.join(MANIFEST), bytes)?;
     Ok(())
 }
 
@@ -233,14 +228,7 @@ pub fn input_parts(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, PipelineError> {
     let mut parts = Vec::new();
     for root in inputs {
         parts.extend(list_parts(root).map_err(io(root))?);
-        let mut shards: Vec<PathBuf> = std::fs::read_dir(root)
-            .map_err(io(root))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("shard-")))
-            .collect();
-        shards.sort();
-        for s in shards {
+        for s in super::shard::shard_dirs(root).map_err(io(root))? {
             parts.extend(list_parts(&s).map_err(io(&s))?);
         }
     }

@@ -283,15 +283,7 @@ pub fn lock_output(out: &Path) -> Result<std::fs::File, PipelineError> {
 /// shared, so two readers do not see each other, and let go at once.
 pub fn running_in(root: &Path) -> Vec<PathBuf> {
     let mut folders = vec![root.to_path_buf()];
-    if let Ok(rd) = std::fs::read_dir(root) {
-        let mut shards: Vec<PathBuf> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("shard-")))
-            .collect();
-        shards.sort();
-        folders.extend(shards);
-    }
+    folders.extend(shard::shard_dirs(root).unwrap_or_default());
     folders.into_iter().map(|dir| dir.join(LOCK_FILE)).filter(|path| is_held(path)).collect()
 }
 

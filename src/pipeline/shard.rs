@@ -91,6 +91,17 @@ impl Shard {
     }
 }
 
+/// The `shard-*` folders of an output root, sorted (the order records are read in).
+pub fn shard_dirs(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("shard-")))
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
 /// `OUT/shard-K/shard.json`: which shard this is and its inputs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -131,15 +131,8 @@ pub fn status(out: &Path) -> Result<RunStatus, PipelineError> {
     if db.exists() {
         return feeds_status(&db);
     }
-    let mut shard_dirs: Vec<std::path::PathBuf> = std::fs::read_dir(out)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("shard-")))
-        .collect();
+    let shard_dirs = super::shard::shard_dirs(out).unwrap_or_default();
     if !shard_dirs.is_empty() && !out.join(warc_run::STATE_FILE).exists() {
-        shard_dirs.sort();
         let shards = shard_dirs.iter().map(|d| shard_status(d)).collect::<Result<Vec<_>, _>>()?;
         let mut stats = Stats::default();
         for s in &shards {
