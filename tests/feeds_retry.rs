@@ -1,7 +1,9 @@
 //! Feeds runs against an axum server on 127.0.0.1 whose robots.txt first fails (503) and then
 //! answers: the articles it held back are fetched on the next run, not lost; and with
 //! `--warc-out`, a redirected article's request record is the request to the final URL. A
-//! continuous run tries an article that always answers 503 at most `MAX_ATTEMPTS` times.
+//! continuous run tries an article that always answers 503 at most `MAX_ATTEMPTS` times, and
+//! so do runs killed before their part commits; an article that the process keeps dying on is
+//! given up after `MAX_CRASHES` runs.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -100,8 +102,22 @@ async fn handle(State(site): State<Site>, uri: Uri, _h: HeaderMap) -> Response {
                  <item><title>flaky</title><link>{base}/flaky</link></item></channel></rss>"
             ),
         ),
+        "/hang.xml" => ok(
+            "application/rss+xml",
+            format!(
+                "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>\
+                 <item><title>ok</title><link>{base}/a/1</link></item>\
+                 <item><title>hangs</title><link>{base}/hang</link></item></channel></rss>"
+            ),
+        ),
         // Always busy: a transient failure, every time.
         "/flaky" => Response::builder().status(503).body(Body::empty()).unwrap(),
+        // Never answers while a test lasts: the process is killed with this fetch in flight, as
+        // a page that crashes the crawler would take it down.
+        "/hang" => {
+            tokio::time::sleep(Duration::from_secs(300)).await;
+            Response::builder().status(503).body(Body::empty()).unwrap()
+        }
         "/moved" => Response::builder().status(302).header("location", "/a/3?from=moved").body(Body::empty()).unwrap(),
         p if p.starts_with("/a/") => ok("text/html; charset=utf-8", page(p)),
         _ => Response::builder().status(404).body(Body::empty()).unwrap(),
@@ -302,4 +318,130 @@ fn a_continuous_run_tries_a_transiently_failing_article_at_most_the_attempt_limi
     assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(tries(), limit);
     assert_eq!(urls(&out).len(), 1);
+}
+
+fn state_db(out: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(out.join("state.sqlite")).unwrap()
+}
+
+/// The article's row: (attempts, started, settled, status); None before it is listed.
+fn article_row(out: &Path, path: &str) -> Option<(u32, u32, u32, String)> {
+    if !out.join("state.sqlite").exists() {
+        return None;
+    }
+    use rusqlite::OptionalExtension;
+    state_db(out)
+        .query_row("SELECT attempts, started, settled, status FROM articles WHERE url LIKE '%' || ?1", [path], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()
+        .ok()
+        .flatten()
+}
+
+/// Starts a continuous or `--once` run of `cfg`, waits until `ready` holds of the output
+/// folder (at most a minute), then kills the process with SIGKILL.
+fn run_until_then_kill_9(cfg: &Path, out: &Path, resume: bool, ready: impl Fn(&Path) -> bool) {
+    let mut args = vec!["--config", cfg.to_str().unwrap()];
+    if resume {
+        args.push("--resume");
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .args(&args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready(out) {
+        if let Some(s) = child.try_wait().unwrap() {
+            panic!("the run ended ({s}) before it could be killed");
+        }
+        assert!(Instant::now() < deadline, "not ready within a minute");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}
+
+#[test]
+fn attempts_are_counted_though_every_run_is_killed_before_its_part_commits() {
+    // The review of session 47: attempts were counted when a part committed, so an article
+    // failing in a crawl killed before its part filled was tried again in every run, for ever.
+    // Each run here is a continuous crawl killed (SIGKILL) right after its one try of /flaky
+    // (the rest between tries is an hour): after MAX_ATTEMPTS runs it is given up.
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("feeds.txt"), format!("{}/flaky.xml\n", server.feed_base)).unwrap();
+    let cfg = dir.path().join("feeds.toml");
+    std::fs::write(
+        &cfg,
+        "[feeds]\nlist = 'feeds.txt'\nonce = false\ninterval_secs = 3600\nmin_interval_secs = 3600\n\
+         delay_ms = 10\nmax_retries = 0\nallow_private_addresses = true\n[sink]\nout = 'out'\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let limit = article_pipeline::pipeline::feeds_run::MAX_ATTEMPTS;
+    let tries = || server.hits.lock().unwrap().get("articles/flaky").copied().unwrap_or(0);
+    for i in 0..limit {
+        run_until_then_kill_9(&cfg, &out, i > 0, |out| article_row(out, "/flaky").is_some_and(|r| r.0 > i));
+        assert_eq!(tries(), i + 1, "run {i}");
+    }
+    let (attempts, _, _, status) = article_row(&out, "/flaky").unwrap();
+    assert_eq!((attempts, status.as_str()), (limit, "pending"), "its last failure's record was never committed");
+    // The next run does not ask for it: it is given up, and that is recorded as its failure.
+    let cfg_once = dir.path().join("once.toml");
+    std::fs::write(&cfg_once, std::fs::read_to_string(&cfg).unwrap().replace("once = false", "once = true")).unwrap();
+    let o = pipeline(&["--config", cfg_once.to_str().unwrap(), "--resume"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("given up after 5 failed attempts"), "{stderr}");
+    assert_eq!(tries(), limit, "tried after the attempt limit");
+    assert_eq!(article_row(&out, "/flaky").unwrap().3, "failed");
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["failed"]["given_up"], 1, "{stats}");
+    assert_eq!(urls(&out), [format!("{}/a/1", server.article_base)]);
+}
+
+#[test]
+fn an_article_the_process_keeps_dying_on_is_abandoned_and_its_neighbours_are_not() {
+    // A page that brings the process down (here: a fetch in flight when it is killed, as an
+    // out-of-memory kill would leave it) must not bring down every later run. After
+    // MAX_CRASHES runs died with it in flight it is given up; the article fetched and
+    // extracted before it in the same runs is not (it was settled), and is written once.
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("feeds.txt"), format!("{}/hang.xml\n", server.feed_base)).unwrap();
+    let cfg = dir.path().join("feeds.toml");
+    std::fs::write(
+        &cfg,
+        "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\nmax_retries = 0\n\
+         allow_private_addresses = true\n[sink]\nout = 'out'\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let limit = article_pipeline::pipeline::feeds_run::MAX_CRASHES;
+    let hangs = || server.hits.lock().unwrap().get("articles/hang").copied().unwrap_or(0);
+    for i in 0..limit {
+        let asked = |out: &Path| {
+            hangs() > i && article_row(out, "/a/1").is_some_and(|(_, started, settled, _)| settled == started)
+        };
+        run_until_then_kill_9(&cfg, &out, i > 0, asked);
+    }
+    assert_eq!(hangs(), limit);
+    let o = pipeline(&["--config", cfg.to_str().unwrap(), "--resume"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("abandoned: 3 runs ended"), "{stderr}");
+    assert_eq!(hangs(), limit, "an abandoned article was asked again");
+    assert_eq!(article_row(&out, "/hang").unwrap().3, "failed");
+    assert_eq!(article_row(&out, "/a/1").unwrap().3, "done");
+    assert_eq!(urls(&out), [format!("{}/a/1", server.article_base)]);
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["failed"]["abandoned"], 1, "{stats}");
+    // Settled for good: the next run asks for nothing.
+    let o = pipeline(&["--config", cfg.to_str().unwrap(), "--resume"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(hangs(), limit);
 }

@@ -13,6 +13,15 @@
 //! 429 after the fetcher's own retries, robots.txt unavailable) leaves it `pending` with one
 //! more attempt counted, and it is tried again on the next poll or run, up to
 //! [`MAX_ATTEMPTS`] times; then it is `failed`.
+//!
+//! Attempts are counted in the database when they happen, not when a part commits: a crawl
+//! killed before its part fills must not forget them, or an article that always fails would be
+//! tried in every run for ever. For the same reason every fetch's start is counted before the
+//! request goes out (`started`), and an article's outcome marks it `settled` (the transient
+//! failure itself, or the record extracted, a second at most later): a start that never
+//! settled is a process that died on the article, by a kill or a crash. An article that
+//! [`MAX_CRASHES`] processes died on is given up (`abandoned`) instead of taking down every
+//! later run too.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -38,6 +47,11 @@ const REPORT_EVERY: Duration = Duration::from_millis(500);
 
 /// Transient failures after which an article is given up (`status = 'failed'`).
 pub const MAX_ATTEMPTS: u32 = 5;
+
+/// Runs that ended (killed, crashed) while an article was being fetched or extracted, after
+/// which it is given up: a page that crashes the process must not crash every run after it.
+/// Above one, because a kill -9 also catches innocent articles in flight.
+pub const MAX_CRASHES: u32 = 3;
 
 /// Everything a feeds run needs.
 pub struct FeedsRun<'a> {
@@ -67,9 +81,11 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
     )
     .map_err(&e)?;
     // Columns added since the first version: databases written before get them.
-    let columns: [(&str, &str, &str); 13] = [
+    let columns: [(&str, &str, &str); 15] = [
         ("articles", "item", "TEXT"),
         ("articles", "attempts", "INTEGER NOT NULL DEFAULT 0"),
+        ("articles", "started", "INTEGER NOT NULL DEFAULT 0"),
+        ("articles", "settled", "INTEGER NOT NULL DEFAULT 0"),
         ("articles", "first_seen", "INTEGER"),
         ("articles", "last_seen", "INTEGER"),
         ("feeds", "next_poll", "INTEGER"),
@@ -106,6 +122,18 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
     Ok(conn)
 }
 
+/// Opens the state database for writes that must survive the process, not the machine: the
+/// start and the settling of a fetch, which tell a run that died on an article from one that
+/// did not. In WAL mode a commit without an fsync survives a kill or a crash of the process;
+/// what a power cut takes is at worst a start or a settling mark (one crash counted too many
+/// or too few), and a part's commit (`synchronous=FULL`) fsyncs the log with everything
+/// written before it, so no record ever depends on a lighter write.
+fn open_light(path: &Path) -> Result<Connection, PipelineError> {
+    let conn = open_state(path)?;
+    conn.execute_batch("PRAGMA synchronous=NORMAL;").map_err(db_err(path))?;
+    Ok(conn)
+}
+
 struct FeedsCheckpoint<'a> {
     conn: Connection,
     path: &'a Path,
@@ -116,11 +144,28 @@ struct FeedsCheckpoint<'a> {
     retry: Vec<String>,
     /// Per-host counts of the articles since the last part.
     hosts: std::collections::HashMap<String, super::HostStats>,
+    /// A connection of its own for the settled marks, written without an fsync (see
+    /// [`open_light`]).
+    light: Connection,
+    /// A failure to mark one, returned at the next part (`processed` cannot return one).
+    error: Option<PipelineError>,
 }
 
 impl FeedsCheckpoint<'_> {
     fn tally(&mut self, t: &super::HostTally) {
         self.hosts.entry(t.host.clone()).or_default().add(&t.counts);
+    }
+
+    /// Marks an extracted article as settled: a run that dies now did not die on it.
+    fn settle(&self, url: &str) -> Result<(), PipelineError> {
+        let e = db_err(self.path);
+        let tx =
+            rusqlite::Transaction::new_unchecked(&self.light, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
+        self.light
+            .prepare_cached("UPDATE articles SET settled = started WHERE url = ?1")
+            .and_then(|mut st| st.execute(params![url]))
+            .map_err(&e)?;
+        tx.commit().map_err(&e)
     }
 }
 
@@ -130,6 +175,11 @@ impl Checkpoint for FeedsCheckpoint<'_> {
             Origin::Url(u, t) => {
                 self.batch.push(u.clone());
                 self.tally(t);
+                if self.error.is_none()
+                    && let Err(err) = self.settle(u)
+                {
+                    self.error = Some(err);
+                }
             }
             Origin::UrlRetry(u, t) => {
                 self.retry.push(u.clone());
@@ -140,23 +190,29 @@ impl Checkpoint for FeedsCheckpoint<'_> {
     }
 
     fn prepare(&mut self, part: Option<u32>, stats: &Stats) -> Result<(), PipelineError> {
+        if let Some(err) = self.error.take() {
+            return Err(err);
+        }
         let e = db_err(self.path);
         let tx = self.conn.transaction().map_err(&e)?;
         {
-            let mut st =
-                tx.prepare_cached("UPDATE articles SET status = 'done', part = ?2 WHERE url = ?1").map_err(&e)?;
+            let mut st = tx
+                .prepare_cached("UPDATE articles SET status = 'done', part = ?2, settled = started WHERE url = ?1")
+                .map_err(&e)?;
             for u in &self.batch {
                 st.execute(params![u, part]).map_err(&e)?;
             }
+            // The attempt itself was counted when it failed (`Crawl::finished`); the record of
+            // the last one allowed ends the article.
             let mut st = tx
                 .prepare_cached(
-                    "UPDATE articles SET attempts = attempts + 1,
-                         status = CASE WHEN attempts + 1 >= ?2 THEN 'failed' ELSE 'pending' END
+                    "UPDATE articles SET
+                         status = CASE WHEN attempts >= ?2 OR started - settled >= ?3 THEN 'failed' ELSE 'pending' END
                      WHERE url = ?1 AND status = 'pending'",
                 )
                 .map_err(&e)?;
             for u in &self.retry {
-                st.execute(params![u, MAX_ATTEMPTS]).map_err(&e)?;
+                st.execute(params![u, MAX_ATTEMPTS, MAX_CRASHES]).map_err(&e)?;
             }
             // The hosts' counts of exactly these articles, in the same transaction.
             let mut read = tx.prepare_cached("SELECT reasons FROM hosts WHERE host = ?1").map_err(&e)?;
@@ -245,6 +301,8 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         batch: Vec::new(),
         retry: Vec::new(),
         hosts: Default::default(),
+        light: open_light(&db_path)?,
+        error: None,
     };
     let fetcher = Fetcher::new(run.feeds.fetch_options()).map_err(|e| PipelineError::Source(e.to_string()))?;
     let warc_out = match &run.feeds.warc_out {
@@ -379,10 +437,6 @@ struct LoopState {
     queued: HashSet<String>,
     /// Transient failures resting before their next try.
     resting: HashMap<String, Instant>,
-    /// Articles that failed transiently in this process: the attempts the database had
-    /// counted before, and the failures since (counted there only when a part commits, which
-    /// in a slow continuous crawl may be long after).
-    tries: HashMap<String, (u32, u32)>,
     tasks: tokio::task::JoinSet<(String, Done)>,
     /// The pending articles must be read again from the state database.
     refresh: bool,
@@ -504,7 +558,8 @@ impl Crawl {
     /// and every article settled.
     async fn run(self, tx: &mut ItemSender, progress: &dyn Progress) -> Result<(), PipelineError> {
         let this = Arc::new(self);
-        let conn = open_state(&this.db_path)?;
+        // Its writes (polls, starts, attempts) need no fsync of their own: see `open_light`.
+        let conn = open_light(&this.db_path)?;
         let e = db_err(&this.db_path);
         conn.execute("DELETE FROM meta WHERE key = 'once_finished'", []).map_err(&e)?;
         let slots = this.slots(&conn)?;
@@ -523,7 +578,6 @@ impl Crawl {
             frontier: Frontier::new(limits),
             queued: HashSet::new(),
             resting: HashMap::new(),
-            tries: HashMap::new(),
             tasks: tokio::task::JoinSet::new(),
             refresh: true,
         };
@@ -611,10 +665,20 @@ impl Crawl {
         st.refresh = false;
         st.resting.retain(|_, t| *t > now);
         let mut q = conn
-            .prepare_cached("SELECT url, feed, item FROM articles WHERE status = 'pending' ORDER BY id")
+            .prepare_cached(
+                "SELECT url, feed, item, attempts, started - settled FROM articles WHERE status = 'pending' ORDER BY id",
+            )
             .map_err(&e)?;
         let rows = q
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?)))
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, u32>(3)?,
+                    r.get::<_, i64>(4)?,
+                ))
+            })
             .map_err(&e)?;
         // `queued` holds what is queued, in flight, or fetched and not yet committed: all still
         // pending here. What is no longer pending (its part committed) leaves it, so it stays
@@ -622,7 +686,7 @@ impl Crawl {
         // a continuous run.
         let mut pending_now = HashSet::new();
         for row in rows {
-            let (url, feed, item) = row.map_err(&e)?;
+            let (url, feed, item, attempts, crashes) = row.map_err(&e)?;
             pending_now.insert(url.clone());
             if st.resting.contains_key(&url) || st.queued.contains(&url) {
                 continue;
@@ -630,6 +694,29 @@ impl Crawl {
             let Ok(parsed) = Url::parse(&url) else { continue };
             let host = crate::sources::frontier::host_key(&parsed);
             st.queued.insert(url.clone());
+            // Out of tries before its last failure's record was committed (the run was
+            // killed), or the processes it was in flight in died: given up now, and the part
+            // that commits this record marks it failed.
+            let given_up = if attempts >= MAX_ATTEMPTS {
+                Some(("given_up", format!("{url}: given up after {attempts} failed attempts")))
+            } else if crashes >= i64::from(MAX_CRASHES) {
+                let message = format!(
+                    "{url}: abandoned: {crashes} runs ended (killed or crashed) while it was being fetched or \
+                     extracted; it is not tried again, in case it is what brings the process down"
+                );
+                Some(("abandoned", message))
+            } else {
+                None
+            };
+            if let Some((reason, message)) = given_up {
+                tracing::warn!("{message}");
+                let event = SourceEvent::Failed { reason, message };
+                let tally = host_tally(&host, &event, None);
+                if !tx.send(Origin::UrlRetry(url, tally), Some(event)) {
+                    return Ok(false);
+                }
+                continue;
+            }
             // Refused without asking the network (a private address, a bad scheme): settled
             // here, not queued for a turn on its host.
             if let Err(err) = self.fetcher.precheck(&parsed, Trust::Feed) {
@@ -643,13 +730,34 @@ impl Crawl {
             st.frontier.push(&host, Work::Article(url, feed, item), now);
         }
         st.queued.retain(|u| pending_now.contains(u));
-        st.tries.retain(|u, _| pending_now.contains(u));
         Ok(true)
     }
 
     /// Starts whatever may start: ready hosts, free connections.
     fn start_ready(self: &Arc<Self>, conn: &Connection, st: &mut LoopState, now: Instant) -> Result<(), PipelineError> {
-        while let Some((host, work)) = st.frontier.pop(now) {
+        let mut ready = Vec::new();
+        while let Some(next) = st.frontier.pop(now) {
+            ready.push(next);
+        }
+        // Every article's start is on disk before its request goes out (one transaction for
+        // all that start now): a run that dies during the fetch or the extraction is then
+        // known to have died on it (see the module's introduction).
+        if ready.iter().any(|(_, w)| matches!(w, Work::Article(..))) {
+            let e = db_err(&self.db_path);
+            let tx =
+                rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
+            {
+                let mut st =
+                    conn.prepare_cached("UPDATE articles SET started = started + 1 WHERE url = ?1").map_err(&e)?;
+                for (_, w) in &ready {
+                    if let Work::Article(url, ..) = w {
+                        st.execute(params![url]).map_err(&e)?;
+                    }
+                }
+            }
+            tx.commit().map_err(&e)?;
+        }
+        for (host, work) in ready {
             let this = self.clone();
             // Read on the loop's connection: a task has none of its own.
             let validators = match &work {
@@ -731,19 +839,15 @@ impl Crawl {
                 let tally = host_tally(&host, &event, bytes);
                 let origin = if transient {
                     // Pending still: tried again after a rest (in --once mode, by the next
-                    // run), counted as an attempt when the part commits. In --once mode it
-                    // stays in `queued`, so this run does not take it again; in a continuous
-                    // run it rests, at most `MAX_ATTEMPTS` tries in all (the audit of session
-                    // 45 saw a URL answering 503 tried for as long as no part committed).
+                    // run), its attempt counted now. In --once mode it stays in `queued`, so
+                    // this run does not take it again; in a continuous run it rests, at most
+                    // `MAX_ATTEMPTS` tries in all (the audit of session 45 saw a URL answering
+                    // 503 tried for as long as no part committed).
+                    let attempts = self.count_attempt(conn, &url)?;
                     if !self.config.once {
-                        let (before, since) = match st.tries.get(&url) {
-                            Some(&t) => t,
-                            None => (self.attempts(conn, &url)?, 0),
-                        };
-                        st.tries.insert(url.clone(), (before, since + 1));
                         // Its last allowed attempt: it stays in `queued`, not taken again;
-                        // the part that commits counts these failures and marks it failed.
-                        if before + since + 1 < MAX_ATTEMPTS {
+                        // the part that commits its record marks it failed.
+                        if attempts < MAX_ATTEMPTS {
                             st.queued.remove(&url);
                             let rest = Duration::from_secs(self.config.min_interval_secs);
                             st.resting.insert(url.clone(), Instant::now() + rest);
@@ -761,12 +865,21 @@ impl Crawl {
         }
     }
 
-    /// The attempts the state database has counted for an article (committed ones).
-    fn attempts(&self, conn: &Connection, url: &str) -> Result<u32, PipelineError> {
-        conn.query_row("SELECT attempts FROM articles WHERE url = ?1", params![url], |r| r.get(0))
+    /// Counts a transient failure of an article (it settles the start) and returns its
+    /// attempts so far.
+    fn count_attempt(&self, conn: &Connection, url: &str) -> Result<u32, PipelineError> {
+        let e = db_err(&self.db_path);
+        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
+        let n = conn
+            .query_row(
+                "UPDATE articles SET attempts = attempts + 1, settled = started WHERE url = ?1 RETURNING attempts",
+                params![url],
+                |r| r.get(0),
+            )
             .optional()
-            .map(Option::unwrap_or_default)
-            .map_err(db_err(&self.db_path))
+            .map_err(&e)?;
+        tx.commit().map_err(&e)?;
+        Ok(n.unwrap_or(MAX_ATTEMPTS))
     }
 
     /// Prunes articles that are finished (done or failed) and that no feed has listed for
