@@ -445,3 +445,26 @@ fn an_article_the_process_keeps_dying_on_is_abandoned_and_its_neighbours_are_not
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(hangs(), limit);
 }
+
+#[test]
+fn articles_of_parts_a_consumer_deleted_are_not_fetched_again() {
+    // A consumer that loads each part and deletes it: the next poll writes nothing again.
+    // Before, a part missing at start was taken for one a crash lost, its articles fetched and
+    // written a second time.
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = dir.path().join("feeds.txt");
+    std::fs::write(&feeds, format!("{}/feed.xml\n", server.feed_base)).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&feeds, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(urls(&out).len(), 3);
+    let fetched = server.hits.lock().unwrap().get("articles/a/1").copied();
+    for p in list_parts(&out).unwrap() {
+        std::fs::remove_file(p).unwrap();
+    }
+    let o = run(&feeds, &out, &["--resume"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(urls(&out), Vec::<String>::new());
+    assert_eq!(server.hits.lock().unwrap().get("articles/a/1").copied(), fetched, "fetched again");
+}

@@ -989,3 +989,43 @@ fn dedup_over_a_damaged_part_reports_it_goes_on_and_exits_1() {
     let later: usize = parts[1..].iter().map(|p| read_part(p).unwrap().len()).sum();
     assert!(records(&dd).len() >= later);
 }
+
+#[test]
+fn parts_a_consumer_deleted_are_not_written_again_and_their_names_not_reused() {
+    // A consumer that loads each part and deletes it (an indexer draining the folder) must not
+    // get those records a second time when the run resumes with more input, nor a new part
+    // under a name it has already read: the last part's position is committed once the part
+    // is in place, and the state keeps the next part's number.
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    pages_warc(&inputs.join("w0.warc.gz"), "first.test", 60, 30);
+    let out = dir.path().join("out");
+    let run = |resume: bool| {
+        let mut a = vec!["--warc", inputs.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", "2"];
+        a.extend(["--part-bytes", "4096"]);
+        if resume {
+            a.push("--resume");
+        }
+        pipeline(&a)
+    };
+    let o = run(false);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let first: Vec<String> =
+        list_parts(&out).unwrap().iter().map(|p| p.file_name().unwrap().to_string_lossy().into()).collect();
+    assert!(first.len() >= 2, "{first:?}");
+    assert_eq!(records(&out).len(), 60);
+    for p in list_parts(&out).unwrap() {
+        std::fs::remove_file(p).unwrap();
+    }
+    pages_warc(&inputs.join("w1.warc.gz"), "second.test", 10, 6);
+    let o = run(true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let urls: Vec<String> = records(&out).iter().map(|r| r["metadata"]["url"].as_str().unwrap().to_string()).collect();
+    assert_eq!(urls.len(), 10, "{urls:?}");
+    assert!(urls.iter().all(|u| u.starts_with("http://second.test/")), "{urls:?}");
+    for p in list_parts(&out).unwrap() {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!first.contains(&name), "{name} was a name the consumer had read already");
+    }
+}

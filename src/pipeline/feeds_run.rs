@@ -244,7 +244,23 @@ impl Checkpoint for FeedsCheckpoint<'_> {
         }
         Ok(())
     }
+
+    fn committed(&mut self, part: u32) -> Result<(), PipelineError> {
+        // No fsync of its own (`open_light`): lost in a power cut, it only makes the next run
+        // take this part for one a crash may have lost, as before it was kept. An `s3://`
+        // output's copy of the database gets it with the next part's.
+        self.light
+            .execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                params![COMMITTED_PART, part.to_string()],
+            )
+            .map(drop)
+            .map_err(db_err(self.path))
+    }
 }
+
+/// The meta key of the highest part known to be in place (see [`Checkpoint::committed`]).
+const COMMITTED_PART: &str = "committed_part";
 
 /// Uploads a consistent copy of the state database (`VACUUM INTO` reads one snapshot while the
 /// crawl goes on writing) under the database's own name.
@@ -270,30 +286,15 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
     let db_path = ctx.out.join(STATE_FILE);
     let conn = open_state(&db_path)?;
     let e = db_err(&db_path);
-    // Articles marked done in a part that never made it to disk go back to pending.
-    let mut lost = Vec::new();
-    {
-        let mut st = conn
-            .prepare("SELECT DISTINCT part FROM articles WHERE status = 'done' AND part IS NOT NULL")
-            .map_err(&e)?;
-        let parts = st.query_map([], |r| r.get::<_, u32>(0)).map_err(&e)?;
-        for p in parts {
-            let p = p.map_err(&e)?;
-            if !crate::sink::part_exists(&ctx.out, p) {
-                lost.push(p);
-            }
-        }
-    }
-    for p in lost {
-        conn.execute("UPDATE articles SET status = 'pending', part = NULL WHERE part = ?1", params![p]).map_err(&e)?;
-    }
+    let next_part = recover_parts(&conn, &db_path, &ctx.out)?;
     let stats: Stats = conn
         .query_row("SELECT value FROM meta WHERE key = 'stats'", [], |r| r.get::<_, String>(0))
         .optional()
         .map_err(&e)?
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
-    let output = ctx.open_output()?;
+    let mut output = ctx.open_output()?;
+    output.0.number_from(next_part);
     let mut checkpoint = FeedsCheckpoint {
         conn,
         path: &db_path,
@@ -348,6 +349,47 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         m.publish(&stats_path)?;
     }
     Ok(stats)
+}
+
+/// Sends back to pending the articles of a part a crash lost: one marked done just before
+/// its rename, which never happened. Only parts above the last one known to be in place can
+/// be (a database from before that was kept: only the highest part it names), since the sink
+/// commits one part at a time. A lower part that is missing was taken away after it was
+/// written, by a consumer that deletes what it has read: its articles stay done, or they
+/// would be fetched and written a second time. Returns the number the next part must have at
+/// least, so that no part name is given twice.
+fn recover_parts(conn: &Connection, db_path: &Path, out: &Path) -> Result<u32, PipelineError> {
+    let e = db_err(db_path);
+    let parts: Vec<u32> = conn
+        .prepare("SELECT DISTINCT part FROM articles WHERE status = 'done' AND part IS NOT NULL ORDER BY part")
+        .and_then(|mut st| st.query_map([], |r| r.get::<_, u32>(0))?.collect())
+        .map_err(&e)?;
+    let in_place: Option<u32> = conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", params![COMMITTED_PART], |r| r.get::<_, String>(0))
+        .optional()
+        .map_err(&e)?
+        .and_then(|v| v.parse().ok());
+    let highest = parts.last().copied();
+    let mut next = in_place.map_or(0, |p| p + 1);
+    for &p in &parts {
+        let may_be_lost = match in_place {
+            Some(c) => p > c,
+            None => Some(p) == highest,
+        };
+        if crate::sink::part_exists(out, p) || !may_be_lost {
+            if !crate::sink::part_exists(out, p) {
+                tracing::warn!(
+                    "{}: part {p:05} is no longer there; taken as read and removed by a consumer, its \
+                     articles are not written again",
+                    out.display()
+                );
+            }
+            next = next.max(p + 1);
+            continue;
+        }
+        conn.execute("UPDATE articles SET status = 'pending', part = NULL WHERE part = ?1", params![p]).map_err(&e)?;
+    }
+    Ok(next)
 }
 
 /// The `hosts` table as stats.
@@ -1168,4 +1210,66 @@ fn poll_result(feed: &Url, result: Result<Fetched, crate::sources::fetch::FetchE
         last_modified: f.header("last-modified").map(str::to_string),
         max_age: max_age(f.header("cache-control"), f.header("expires")),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state database whose articles `a0`, `a1`, `a2` are done in parts 0, 1, 2, with the
+    /// last part known to be in place, if any.
+    fn state(dir: &Path, in_place: Option<u32>) -> Connection {
+        let conn = open_state(&dir.join(STATE_FILE)).unwrap();
+        for p in 0..3 {
+            conn.execute(
+                "INSERT INTO articles (url, feed, status, part) VALUES (?1, 'f', 'done', ?2)",
+                params![format!("a{p}"), p],
+            )
+            .unwrap();
+        }
+        if let Some(p) = in_place {
+            conn.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", params![COMMITTED_PART, p.to_string()])
+                .unwrap();
+        }
+        conn
+    }
+
+    fn statuses(conn: &Connection) -> Vec<String> {
+        let mut st = conn.prepare("SELECT status FROM articles ORDER BY url").unwrap();
+        st.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+
+    fn put_part(dir: &Path, p: u32) {
+        std::fs::write(dir.join(format!("part-{p:05}.jsonl.zst")), b"").unwrap();
+    }
+
+    #[test]
+    fn only_a_part_above_the_last_in_place_is_taken_for_lost() {
+        // Part 2 was marked done and the process died before its rename; part 0 was read and
+        // deleted by a consumer. Only part 2's article is fetched again, under the name 2.
+        let dir = tempfile::tempdir().unwrap();
+        let conn = state(dir.path(), Some(1));
+        put_part(dir.path(), 1);
+        let next = recover_parts(&conn, &dir.path().join(STATE_FILE), dir.path()).unwrap();
+        assert_eq!(statuses(&conn), ["done", "done", "pending"]);
+        assert_eq!(next, 2);
+    }
+
+    #[test]
+    fn parts_gone_below_the_last_in_place_stay_done_and_their_names_are_not_given_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = state(dir.path(), Some(2));
+        let next = recover_parts(&conn, &dir.path().join(STATE_FILE), dir.path()).unwrap();
+        assert_eq!(statuses(&conn), ["done", "done", "done"]);
+        assert_eq!(next, 3);
+    }
+
+    #[test]
+    fn a_database_from_before_the_mark_suspects_only_its_highest_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = state(dir.path(), None);
+        let next = recover_parts(&conn, &dir.path().join(STATE_FILE), dir.path()).unwrap();
+        assert_eq!(statuses(&conn), ["done", "done", "pending"]);
+        assert_eq!(next, 2);
+    }
 }

@@ -145,6 +145,10 @@ pub trait Checkpoint {
     /// open. Implementations persist this so that a crash on either side of the rename
     /// resumes correctly.
     fn prepare(&mut self, part: Option<u32>, stats: &Stats) -> Result<(), PipelineError>;
+    /// Called once part `part` is in place (and, for an `s3://` output, uploaded). A resumed
+    /// run then knows that a part it cannot find was not lost by a crash but taken away (a
+    /// consumer that deletes the parts it has read), and must not be written again.
+    fn committed(&mut self, part: u32) -> Result<(), PipelineError>;
 }
 
 /// Where an input came from, for checkpoints.
@@ -557,6 +561,7 @@ fn sink_loop(
             if let Some(m) = st.mirror {
                 m.publish(&committed.path)?;
             }
+            st.checkpoint.committed(committed.index)?;
             if let Some(m) = st.metrics {
                 m.committed();
             }

@@ -43,6 +43,11 @@ pub struct WarcState {
     pub committed: Position,
     /// Part index and the position it completes.
     pub pending: Option<(u32, Position)>,
+    /// The number of the next part: one more than the last part in place. A resumed run
+    /// numbers from here even when a consumer has deleted the parts it read (states written
+    /// before this was kept have 0: the folder's own parts say).
+    #[serde(default)]
+    pub next_part: u32,
 }
 
 /// How far a WARC run got.
@@ -261,6 +266,20 @@ impl Checkpoint for WarcCheckpoint<'_> {
         }
         Ok(())
     }
+
+    fn committed(&mut self, part: u32) -> Result<(), PipelineError> {
+        // The part is in place: its position is committed now, not at the next part, so that
+        // a consumer deleting it before then does not make a resumed run read its inputs again.
+        if let Some((_, pos)) = self.state.pending.take() {
+            self.state.committed = pos;
+        }
+        self.state.next_part = part + 1;
+        self.state.save(self.out)?;
+        if let Some(m) = self.mirror {
+            m.publish(&self.out.join(STATE_FILE))?;
+        }
+        Ok(())
+    }
 }
 
 /// Everything a WARC run needs.
@@ -275,7 +294,9 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
     let ctx = &run.ctx;
     ctx.check_fresh(STATE_FILE)?;
     let previous = if ctx.resume { WarcState::load(&ctx.out)? } else { None };
-    let output = ctx.open_output()?;
+    let mut output = ctx.open_output()?;
+    let next_part = previous.as_ref().map_or(0, |s| s.next_part);
+    output.0.number_from(next_part);
     let position = previous.map(|s| s.resolve(&ctx.out)).unwrap_or_default();
     let stats = position.stats.clone();
     let (inputs, keys): (Vec<PathBuf>, Vec<String>) = run.inputs.iter().cloned().unzip();
@@ -292,7 +313,7 @@ pub fn run(run: &WarcRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipeline
     }
     let counted_ahead = count_first(ctx, &run.inputs, &done)?;
     let resume_at = position.current.clone();
-    let state = WarcState { version: 1, committed: position.clone(), pending: None };
+    let state = WarcState { version: 1, committed: position.clone(), pending: None, next_part };
     let mut checkpoint =
         WarcCheckpoint { out: &ctx.out, keys: keys.clone(), live: position, state, mirror: ctx.mirror };
 

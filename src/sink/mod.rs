@@ -130,6 +130,7 @@ pub struct PartSink {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommittedPart {
     pub path: PathBuf,
+    pub index: u32,
     pub records: u64,
 }
 
@@ -153,6 +154,13 @@ impl PartSink {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Numbers the next part `first` at least: a run whose state names parts that are no
+    /// longer in the folder (read and deleted by a consumer) never gives their names to new
+    /// ones, which a consumer tracking the names it has read would skip.
+    pub fn number_from(&mut self, first: u32) {
+        self.next_index = self.next_index.max(first);
     }
 
     /// Writes one record; returns true when the open part reached its size and should be
@@ -222,7 +230,7 @@ impl PartSink {
         let path = self.dir.join(format!("part-{:05}.{}", part.index, self.options.format.extension()));
         fs::rename(&part.tmp, &path).map_err(at(&path))?;
         sync_dir(&self.dir)?;
-        Ok(CommittedPart { path, records: part.records })
+        Ok(CommittedPart { path, index: part.index, records: part.records })
     }
 }
 
