@@ -110,6 +110,18 @@ async fn handle(State(site): State<Site>, uri: Uri, _h: HeaderMap) -> Response {
                  <item><title>hangs</title><link>{base}/hang</link></item></channel></rss>"
             ),
         ),
+        "/same.xml" => {
+            let items: String = ["/a/1", "/to/1?utm_source=x&amp;ref=feed", "/to/1?ref=other"]
+                .iter()
+                .map(|p| format!("<item><title>{p}</title><link>{base}{p}</link></item>"))
+                .collect();
+            ok(
+                "application/rss+xml",
+                format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
+            )
+        }
+        // A tracking redirect to an article the feed also lists.
+        "/to/1" => Response::builder().status(301).header("location", "/a/1").body(Body::empty()).unwrap(),
         // Always busy: a transient failure, every time.
         "/flaky" => Response::builder().status(503).body(Body::empty()).unwrap(),
         // Never answers while a test lasts: the process is killed with this fetch in flight, as
@@ -467,4 +479,23 @@ fn articles_of_parts_a_consumer_deleted_are_not_fetched_again() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(urls(&out), Vec::<String>::new());
     assert_eq!(server.hits.lock().unwrap().get("articles/a/1").copied(), fetched, "fetched again");
+}
+
+#[test]
+fn links_that_lead_to_one_page_are_one_record() {
+    // The feed lists an article and two tracking links that redirect to it: one record, the
+    // two others skipped as the same page, in this run and the next.
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = dir.path().join("feeds.txt");
+    std::fs::write(&feeds, format!("{}/same.xml\n", server.feed_base)).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&feeds, &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(urls(&out), [format!("{}/a/1", server.article_base)]);
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["skipped"]["same_page"], 2, "{stats}");
+    let o = run(&feeds, &out, &["--resume"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(urls(&out).len(), 1);
 }

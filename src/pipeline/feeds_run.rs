@@ -109,14 +109,17 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
     }
     // `listings`: what each feed listed at its last full answer (200), so that an answer of
     // 304 (nothing changed) can tell which articles the feed still lists: `forget` must never
-    // prune those, or the feed's next full answer would bring them back as new.
+    // prune those, or the feed's next full answer would bring them back as new. `pages`: the
+    // page (final URL, after redirects) each fetched article led to, so that two links to one
+    // page are one record (`Crawl::claim_page`).
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL DEFAULT 0,
              failed INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, reasons TEXT NOT NULL DEFAULT '{}');
          CREATE INDEX IF NOT EXISTS articles_status ON articles (status);
          CREATE TABLE IF NOT EXISTS listings (feed TEXT NOT NULL, url TEXT NOT NULL, PRIMARY KEY (feed, url))
              WITHOUT ROWID;
-         CREATE INDEX IF NOT EXISTS listings_url ON listings (url);",
+         CREATE INDEX IF NOT EXISTS listings_url ON listings (url);
+         CREATE TABLE IF NOT EXISTS pages (final_url TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID;",
     )
     .map_err(&e)?;
     Ok(conn)
@@ -390,6 +393,33 @@ fn recover_parts(conn: &Connection, db_path: &Path, out: &Path) -> Result<u32, P
         conn.execute("UPDATE articles SET status = 'pending', part = NULL WHERE part = ?1", params![p]).map_err(&e)?;
     }
     Ok(next)
+}
+
+/// Prunes articles that are finished (done or failed) and that no feed has listed for
+/// `days`: an article a feed's last full answer holds (`listings`) keeps its row whatever its
+/// age, so it is never fetched again; the database grows with the articles of the last
+/// `days`, not with every article ever seen. Returns how many went.
+///
+/// A feed taken out of the list keeps that protection for `days` after its last poll, as its
+/// articles do: a feed left out by mistake for one run, or moved to another list and back,
+/// must not find its long-listed articles forgotten and fetch and write them again.
+fn forget(conn: &Connection, feeds: &[Url], days: u64, now_unix: i64) -> Result<usize, rusqlite::Error> {
+    let cutoff = now_unix - (days as i64) * 86_400;
+    let listed: Vec<&str> = feeds.iter().map(Url::as_str).collect();
+    let listed = serde_json::to_string(&listed).expect("feed URLs serialise");
+    conn.execute(
+        "DELETE FROM listings WHERE feed NOT IN (SELECT value FROM json_each(?1))
+             AND feed NOT IN (SELECT url FROM feeds WHERE CAST(strftime('%s', polled_at) AS INTEGER) >= ?2)",
+        params![listed, cutoff],
+    )?;
+    let n = conn.execute(
+        "DELETE FROM articles WHERE status IN ('done', 'failed') AND coalesce(last_seen, first_seen) < ?1
+             AND url NOT IN (SELECT url FROM listings)",
+        params![cutoff],
+    )?;
+    // The pages of forgotten articles go with them (`Crawl::claim_page`).
+    conn.execute("DELETE FROM pages WHERE url NOT IN (SELECT url FROM articles)", [])?;
+    Ok(n)
 }
 
 /// The `hosts` table as stats.
@@ -874,10 +904,16 @@ impl Crawl {
                 }
                 Ok(true)
             }
-            Done::Article(url, event, transient, bytes) => {
+            Done::Article(url, mut event, transient, bytes) => {
                 let parsed = Url::parse(&url).ok();
                 let ready = parsed.as_ref().map(|u| self.ready_at(u)).unwrap_or_else(Instant::now);
                 st.frontier.done(&host, ready);
+                if let SourceEvent::Page(page) = &event
+                    && let Some(owner) = self.claim_page(conn, &url, &page.final_url)?
+                {
+                    tracing::info!("{url}: leads to {}, the page of {owner}: not written twice", page.final_url);
+                    event = SourceEvent::Skipped { reason: "same_page" };
+                }
                 let tally = host_tally(&host, &event, bytes);
                 let origin = if transient {
                     // Pending still: tried again after a rest (in --once mode, by the next
@@ -907,6 +943,24 @@ impl Crawl {
         }
     }
 
+    /// Claims the page at `final_url` (where the fetch of `url` ended, after redirects) for
+    /// `url`; returns the article that claimed it first, if another. Two links of a feed (a
+    /// tracking redirect and the plain link, or two feeds' redirectors) that lead to one page
+    /// are one record: the first fetched is written, the others are skipped as `same_page`.
+    fn claim_page(&self, conn: &Connection, url: &str, final_url: &str) -> Result<Option<String>, PipelineError> {
+        let e = db_err(&self.db_path);
+        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
+        conn.prepare_cached("INSERT OR IGNORE INTO pages (final_url, url) VALUES (?1, ?2)")
+            .and_then(|mut st| st.execute(params![final_url, url]))
+            .map_err(&e)?;
+        let owner: String = conn
+            .prepare_cached("SELECT url FROM pages WHERE final_url = ?1")
+            .and_then(|mut st| st.query_row(params![final_url], |r| r.get(0)))
+            .map_err(&e)?;
+        tx.commit().map_err(&e)?;
+        Ok((owner != url).then_some(owner))
+    }
+
     /// Counts a transient failure of an article (it settles the start) and returns its
     /// attempts so far.
     fn count_attempt(&self, conn: &Connection, url: &str) -> Result<u32, PipelineError> {
@@ -924,27 +978,8 @@ impl Crawl {
         Ok(n.unwrap_or(MAX_ATTEMPTS))
     }
 
-    /// Prunes articles that are finished (done or failed) and that no feed has listed for
-    /// `forget_after_days`: an article a listed feed's last full answer holds (`listings`)
-    /// keeps its row whatever its age, so it is never fetched again; the database grows with
-    /// the articles of the last `forget_after_days`, not with every article ever seen.
     fn forget(&self, conn: &Connection) -> Result<(), PipelineError> {
-        let e = db_err(&self.db_path);
-        let cutoff = unix_now() - (self.config.forget_after_days as i64) * 86_400;
-        // What a feed listed at its last full answer is kept however long ago that was (the
-        // feed may have failed since, or the crawl been stopped); the listings of feeds no
-        // longer in the list go, and with them that protection.
-        let listed: Vec<&str> = self.feeds.iter().map(Url::as_str).collect();
-        let listed = serde_json::to_string(&listed).expect("feed URLs serialise");
-        conn.execute("DELETE FROM listings WHERE feed NOT IN (SELECT value FROM json_each(?1))", params![listed])
-            .map_err(&e)?;
-        let n = conn
-            .execute(
-                "DELETE FROM articles WHERE status IN ('done', 'failed') AND coalesce(last_seen, first_seen) < ?1
-                     AND url NOT IN (SELECT url FROM listings)",
-                params![cutoff],
-            )
-            .map_err(&e)?;
+        let n = forget(conn, &self.feeds, self.config.forget_after_days, unix_now()).map_err(db_err(&self.db_path))?;
         if n > 0 {
             tracing::info!("forgot {n} articles no feed has listed for {} days", self.config.forget_after_days);
         }
@@ -1241,6 +1276,33 @@ mod tests {
 
     fn put_part(dir: &Path, p: u32) {
         std::fs::write(dir.join(format!("part-{p:05}.jsonl.zst")), b"").unwrap();
+    }
+
+    #[test]
+    fn a_feed_left_out_of_the_list_keeps_its_listings_until_it_is_as_old_as_its_articles() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open_state(&dir.path().join(STATE_FILE)).unwrap();
+        let day = 86_400;
+        let now = 1_000 * day;
+        // Feed f listed article a 500 days ago and has answered 304 since (the last a week
+        // ago); it is left out of today's list.
+        conn.execute(
+            "INSERT INTO feeds (url, polled_at) VALUES ('https://f.test/rss', datetime(?1, 'unixepoch'))",
+            params![now - 7 * day],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO articles (url, feed, status, first_seen, last_seen) VALUES ('https://f.test/a', 'https://f.test/rss', 'done', ?1, ?1)",
+            params![now - 500 * day],
+        )
+        .unwrap();
+        conn.execute("INSERT INTO listings (feed, url) VALUES ('https://f.test/rss', 'https://f.test/a')", []).unwrap();
+        let other = [Url::parse("https://g.test/rss").unwrap()];
+        assert_eq!(forget(&conn, &other, 365, now).unwrap(), 0, "forgotten the week its feed was left out");
+        // A year after its last poll it goes, with its articles.
+        assert_eq!(forget(&conn, &other, 365, now + 366 * day).unwrap(), 1);
+        let listings: i64 = conn.query_row("SELECT count(*) FROM listings", [], |r| r.get(0)).unwrap();
+        assert_eq!(listings, 0);
     }
 
     #[test]
