@@ -1029,3 +1029,37 @@ fn parts_a_consumer_deleted_are_not_written_again_and_their_names_not_reused() {
         assert!(!first.contains(&name), "{name} was a name the consumer had read already");
     }
 }
+
+#[test]
+fn two_shard_runs_with_different_n_started_together_are_never_both_let_through() {
+    // The review of session 47: both passed the layout check on an empty root and then found
+    // the other's folder without a shard.json (no N to compare), so a root got shards of two
+    // N and inputs written twice. Each run now names its N before it looks again.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("w.warc.gz");
+    pages_warc(&input, "race.test", 40, 4);
+    for round in 0..10 {
+        let root = dir.path().join(format!("root{round}"));
+        let spawn = |spec: &str| {
+            Command::new(env!("CARGO_BIN_EXE_pipeline"))
+                .args(["--warc", input.to_str().unwrap(), "--out", root.to_str().unwrap(), "--shard", spec])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn("0/2"), spawn("1/3"));
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let codes = (a.status.code(), b.status.code());
+        assert!(codes != (Some(0), Some(0)), "round {round}: both ran on one root");
+        // The one let through (if either) is alone with its N: a rerun of it goes on, and the
+        // refused one left no shard.json behind to refuse it.
+        let ns: Vec<usize> = std::fs::read_dir(&root)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| article_pipeline::pipeline::shard::ShardManifest::read(&e.path()))
+            .map(|m| m.shard.n)
+            .collect();
+        assert!(ns.windows(2).all(|w| w[0] == w[1]), "round {round}: shards of N {ns:?}");
+    }
+}

@@ -343,13 +343,37 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
         }
         None => None,
     };
+    // A new shard folder names its N before the second check: two runs with different N
+    // started together on an empty root both passed the check above, and would each find the
+    // other's folder without a `shard.json` (no N to compare) if it were written only later.
+    // Each writes, then reads: at least one sees the other's N and is refused.
+    let named_n = match shard {
+        Some(s) if ShardManifest::read(&out).is_none() => {
+            ShardManifest { shard: s, inputs: Vec::new() }.write(&out)?;
+            if let Some(m) = &mirror {
+                m.publish(&out.join(article_pipeline::pipeline::shard::MANIFEST_FILE))?;
+            }
+            true
+        }
+        _ => false,
+    };
     // Again with the lock held: a run with --shard and one without, started together on an
     // empty root, both passed the check above but lock different objects (the root's, a shard
     // folder's); each now sees the other's lock.
-    match &remote_root {
-        Some(r) => s3_output::root_layout(r)?.check(shard)?,
+    let second = match &remote_root {
+        Some(r) => s3_output::root_layout(r)?.check(shard),
         // Locally too: the root's lock held by a run without --shard counts as one.
-        None => RootLayout::of_dir(&root).check(shard)?,
+        None => RootLayout::of_dir(&root).check(shard),
+    };
+    if let Err(refused) = second {
+        // The N this run wrote must not stay to refuse the run that is right.
+        if named_n {
+            let _ = std::fs::remove_file(out.join(article_pipeline::pipeline::shard::MANIFEST_FILE));
+            if let (Some(r), Some(s)) = (&remote_root, shard) {
+                let _ = storage::delete(&r.join(&format!("shard-{:05}/shard.json", s.k)));
+            }
+        }
+        return Err(refused.into());
     }
     // Served while the run lasts: the server stops when `metrics` is dropped.
     let metrics = match &config.run.metrics_addr {
