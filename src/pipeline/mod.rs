@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use serde::{Deserialize, Serialize};
@@ -271,16 +271,32 @@ pub fn lock_output(out: &Path) -> Result<std::fs::File, PipelineError> {
         .write(true)
         .open(&path)
         .map_err(|e| at(&path, e.to_string()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(at(
-            &path,
-            "another pipeline process is running on this output folder: wait for it to end, or choose another folder"
-                .into(),
-        )),
-        Err(std::fs::TryLockError::Error(e)) => Err(at(&path, e.to_string())),
+    // `pipeline status` and `pipeline dedup` ask whether a run holds the lock by taking it
+    // shared for an instant ([`is_held`]): a run starting at that instant must not take that
+    // for another run. A run's lock is held for as long as the run lasts, a probe's for
+    // microseconds, so a lock still held after a short wait is a run's.
+    let deadline = std::time::Instant::now() + PROBE_GRACE;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(at(
+                    &path,
+                    "another pipeline process is running on this output folder: wait for it to end, or choose \
+                     another folder"
+                        .into(),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(at(&path, e.to_string())),
+        }
     }
 }
+
+/// How long [`lock_output`] waits for a lock held by a probe ([`is_held`]) to be let go.
+const PROBE_GRACE: Duration = Duration::from_millis(500);
 
 /// The lock files of live runs in the output folder `root`: its own `.lock` and its `shard-*`
 /// folders', each held by a running process ([`lock_output`]). Each lock is asked for
@@ -778,5 +794,34 @@ fn describe_source(s: &crate::sink::record::Source) -> String {
     match s {
         crate::sink::record::Source::Warc { file, offset } => format!("{file} at byte {offset}"),
         crate::sink::record::Source::Feed { feed } => format!("from feed {feed}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_starting_while_a_probe_looks_at_its_lock_is_not_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_FILE);
+        // A probe (`is_held`, as `pipeline status` asks) holds the lock shared at the instant
+        // the run starts; here for 100 ms, to be sure the run meets it.
+        let probe = std::fs::File::create(&path).unwrap();
+        probe.lock_shared().unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(probe);
+        });
+        let lock = lock_output(dir.path()).expect("a probe is not a run");
+        release.join().unwrap();
+        assert!(is_held(&path));
+        // A run's lock is: the second run is refused once the grace has passed.
+        let started = Instant::now();
+        let err = lock_output(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("another pipeline process is running"), "{err}");
+        assert!(started.elapsed() >= PROBE_GRACE);
+        drop(lock);
+        assert!(!is_held(&path));
     }
 }
