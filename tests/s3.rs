@@ -764,3 +764,71 @@ fn a_warc_run_to_s3_stopped_with_sigterm_releases_its_lock_and_resumes_exactly_o
     assert!(got.values().all(|n| *n == 1), "written twice");
     assert_eq!(got.len(), ids.len());
 }
+
+/// The bucket's feeds database says the highest part it names is in place (its
+/// `committed_part` is that part), read from a copy of the object.
+fn bucket_knows_its_last_part_is_in_place(s3: &S3Server, work: &Path) -> bool {
+    let Ok(bytes) = std::fs::read(s3.path("crawl", "feeds/state.sqlite")) else { return false };
+    let copy = work.join("probe.sqlite");
+    std::fs::write(&copy, bytes).unwrap();
+    let Ok(db) = rusqlite::Connection::open(&copy) else { return false };
+    let highest: Option<i64> =
+        db.query_row("SELECT max(part) FROM articles WHERE status = 'done'", [], |r| r.get(0)).unwrap_or(None);
+    let in_place: Option<String> =
+        db.query_row("SELECT value FROM meta WHERE key = 'committed_part'", [], |r| r.get(0)).ok();
+    highest.is_some() && highest.map(|h| h.to_string()) == in_place
+}
+
+#[test]
+fn parts_a_consumer_deleted_from_the_bucket_are_not_written_again() {
+    // The review of session 48: a continuous crawl's bucket learnt that a part was in place
+    // only with the next part's upload, so a consumer that read and deleted the newest part,
+    // then a pod killed before the next one, got that part's articles fetched and written a
+    // second time. The run is frozen (SIGSTOP) while the bucket is looked at, so the kill
+    // comes exactly when the bucket has all its parts and says so.
+    let s3 = S3Server::start(&["crawl"]);
+    let slow = [(0, Duration::from_millis(40))];
+    let hosts = feed_hosts::start_with(1, 60, &slow);
+    let work = tempfile::tempdir().unwrap();
+    let list = work.path().join("feeds.txt");
+    std::fs::write(&list, format!("{}/feed-0.xml\n", hosts.bases[0])).unwrap();
+    let list = list.display().to_string();
+    let stage = |name: &str| work.path().join(name).display().to_string();
+    let out = s3.path("crawl", "feeds");
+    // A continuous crawl (no --once): nothing but the parts tells the bucket what is in place.
+    let s1 = stage("s1");
+    let args = ["--feeds", &list, "--delay-ms", "5", "--allow-private-addresses", "--out", "s3://crawl/feeds/"];
+    let mut child = pipeline(&s3, &args)
+        .args(["--part-bytes", "4096", "--staging", &s1])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let signal = |sig: &str| assert!(Command::new("kill").args([sig, &pid]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < deadline, "no part in place in 20 s");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be killed");
+        std::thread::sleep(Duration::from_millis(20));
+        signal("-STOP");
+        if count_parts(&out) >= 1 && bucket_knows_its_last_part_is_in_place(&s3, work.path()) {
+            break;
+        }
+        signal("-CONT");
+    }
+    child.kill().unwrap(); // SIGKILL, while stopped
+    child.wait().unwrap();
+    // The consumer has read every part and deletes them.
+    let read = ids_under(&out);
+    for e in std::fs::read_dir(&out).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("part-") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    let o = feeds_to_s3(&s3, &list, "5", &stage("s2"), true).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let again: Vec<_> = ids_under(&out).into_keys().filter(|id| read.contains_key(id)).collect();
+    assert!(again.is_empty(), "written again after the consumer deleted them: {again:?}");
+    assert_eq!(read.len() + ids_under(&out).len(), 60, "every article once");
+}

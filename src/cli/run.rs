@@ -361,16 +361,22 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
     // empty root, both passed the check above but lock different objects (the root's, a shard
     // folder's); each now sees the other's lock.
     let second = match &remote_root {
-        Some(r) => s3_output::root_layout(r)?.check(shard),
+        Some(r) => s3_output::root_layout(r).and_then(|layout| layout.check(shard)),
         // Locally too: the root's lock held by a run without --shard counts as one.
         None => RootLayout::of_dir(&root).check(shard),
     };
     if let Err(refused) = second {
         // The N this run wrote must not stay to refuse the run that is right.
         if named_n {
-            let _ = std::fs::remove_file(out.join(article_pipeline::pipeline::shard::MANIFEST_FILE));
+            let local = out.join(article_pipeline::pipeline::shard::MANIFEST_FILE);
+            if let Err(e) = std::fs::remove_file(&local) {
+                tracing::error!("{}: cannot remove the shard.json of this refused run: {e}", local.display());
+            }
             if let (Some(r), Some(s)) = (&remote_root, shard) {
-                let _ = storage::delete(&r.join(&format!("shard-{:05}/shard.json", s.k)));
+                let remote = r.join(&format!("shard-{:05}/shard.json", s.k));
+                if let Err(e) = storage::delete(&remote) {
+                    tracing::error!("{remote}: cannot remove the shard.json of this refused run: {e}; remove it");
+                }
             }
         }
         return Err(refused.into());

@@ -250,15 +250,20 @@ impl Checkpoint for FeedsCheckpoint<'_> {
 
     fn committed(&mut self, part: u32) -> Result<(), PipelineError> {
         // No fsync of its own (`open_light`): lost in a power cut, it only makes the next run
-        // take this part for one a crash may have lost, as before it was kept. An `s3://`
-        // output's copy of the database gets it with the next part's.
+        // take this part for one a crash may have lost, as before it was kept.
         self.light
             .execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
                 params![COMMITTED_PART, part.to_string()],
             )
-            .map(drop)
-            .map_err(db_err(self.path))
+            .map_err(db_err(self.path))?;
+        // The bucket's copy at once, not with the next part's: a consumer may read and delete
+        // this part long before the next one fills, and a rerun from a copy that does not know
+        // the part was in place would write its records again.
+        if let Some(m) = self.mirror {
+            publish_state(&self.conn, self.path, m)?;
+        }
+        Ok(())
     }
 }
 
