@@ -120,6 +120,27 @@ async fn handle(State(site): State<Site>, uri: Uri, _h: HeaderMap) -> Response {
                 format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
             )
         }
+        "/stale.xml" => {
+            let items: String = ["/once-to/1", "/a/1", "/hang-once"]
+                .iter()
+                .map(|p| format!("<item><title>{p}</title><link>{base}{p}</link></item>"))
+                .collect();
+            ok(
+                "application/rss+xml",
+                format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
+            )
+        }
+        // A redirector that leads to an article once, then is gone.
+        "/once-to/1" if hit == 1 => {
+            Response::builder().status(301).header("location", "/a/1").body(Body::empty()).unwrap()
+        }
+        "/once-to/1" => Response::builder().status(404).body(Body::empty()).unwrap(),
+        // Hangs the first time (the run is killed meanwhile), answers after.
+        "/hang-once" if hit == 1 => {
+            tokio::time::sleep(Duration::from_secs(300)).await;
+            Response::builder().status(503).body(Body::empty()).unwrap()
+        }
+        "/hang-once" => ok("text/html; charset=utf-8", page("/hang-once")),
         // A tracking redirect to an article the feed also lists.
         "/to/1" => Response::builder().status(301).header("location", "/a/1").body(Body::empty()).unwrap(),
         // Always busy: a transient failure, every time.
@@ -498,4 +519,34 @@ fn links_that_lead_to_one_page_are_one_record() {
     let o = run(&feeds, &out, &["--resume"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(urls(&out).len(), 1);
+}
+
+#[test]
+fn a_page_claimed_by_a_run_that_died_is_written_by_the_next_link_to_it() {
+    // The review of session 48: a redirect's claim on its page was kept from a run that died
+    // before the part committed. When that redirect then failed (404), the plain link to the
+    // page was skipped as the same page, and the page was never written.
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("feeds.txt"), format!("{}/stale.xml\n", server.feed_base)).unwrap();
+    let cfg = dir.path().join("feeds.toml");
+    std::fs::write(
+        &cfg,
+        "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\nmax_retries = 0\n\
+         allow_private_addresses = true\n[sink]\nout = 'out'\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let settled = |out: &Path, path: &str| article_row(out, path).is_some_and(|(_, a, b, _)| a > 0 && a == b);
+    // Run 1: the redirect claims /a/1, /a/1 is skipped as its page, then the run dies.
+    run_until_then_kill_9(&cfg, &out, false, |out| {
+        settled(out, "/once-to/1") && settled(out, "/a/1") && server.hits.lock().unwrap().contains_key("articles/hang-once")
+    });
+    assert!(list_parts(&out).unwrap().is_empty(), "nothing committed before the kill");
+    // Run 2: the redirect is gone (404); /a/1 is written.
+    let o = pipeline(&["--config", cfg.to_str().unwrap(), "--resume"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "the 404 is a failed input: {stderr}");
+    let base = &server.article_base;
+    assert_eq!(urls(&out), [format!("{base}/a/1"), format!("{base}/hang-once")], "{stderr}");
 }

@@ -119,7 +119,8 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
          CREATE TABLE IF NOT EXISTS listings (feed TEXT NOT NULL, url TEXT NOT NULL, PRIMARY KEY (feed, url))
              WITHOUT ROWID;
          CREATE INDEX IF NOT EXISTS listings_url ON listings (url);
-         CREATE TABLE IF NOT EXISTS pages (final_url TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID;",
+         CREATE TABLE IF NOT EXISTS pages (final_url TEXT PRIMARY KEY, url TEXT NOT NULL,
+             written INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;",
     )
     .map_err(&e)?;
     Ok(conn)
@@ -202,8 +203,11 @@ impl Checkpoint for FeedsCheckpoint<'_> {
             let mut st = tx
                 .prepare_cached("UPDATE articles SET status = 'done', part = ?2, settled = started WHERE url = ?1")
                 .map_err(&e)?;
+            // Their pages are written now (`Crawl::claim_page`).
+            let mut written = tx.prepare_cached("UPDATE pages SET written = 1 WHERE url = ?1").map_err(&e)?;
             for u in &self.batch {
                 st.execute(params![u, part]).map_err(&e)?;
+                written.execute(params![u]).map_err(&e)?;
             }
             // The attempt itself was counted when it failed (`Crawl::finished`); the record of
             // the last one allowed ends the article.
@@ -514,6 +518,8 @@ struct LoopState {
     queued: HashSet<String>,
     /// Transient failures resting before their next try.
     resting: HashMap<String, Instant>,
+    /// The pages (final URLs) articles of this process claimed (`Crawl::claim_page`).
+    claims: HashSet<String>,
     tasks: tokio::task::JoinSet<(String, Done)>,
     /// The pending articles must be read again from the state database.
     refresh: bool,
@@ -655,6 +661,7 @@ impl Crawl {
             frontier: Frontier::new(limits),
             queued: HashSet::new(),
             resting: HashMap::new(),
+            claims: HashSet::new(),
             tasks: tokio::task::JoinSet::new(),
             refresh: true,
         };
@@ -913,11 +920,15 @@ impl Crawl {
                 let parsed = Url::parse(&url).ok();
                 let ready = parsed.as_ref().map(|u| self.ready_at(u)).unwrap_or_else(Instant::now);
                 st.frontier.done(&host, ready);
-                if let SourceEvent::Page(page) = &event
-                    && let Some(owner) = self.claim_page(conn, &url, &page.final_url)?
-                {
-                    tracing::info!("{url}: leads to {}, the page of {owner}: not written twice", page.final_url);
-                    event = SourceEvent::Skipped { reason: "same_page" };
+                match &event {
+                    SourceEvent::Page(page) => {
+                        if let Some(owner) = self.claim_page(conn, &url, &page.final_url, &mut st.claims)? {
+                            tracing::info!("{url}: leads to {}, the page of {owner}: not written twice", page.final_url);
+                            event = SourceEvent::Skipped { reason: "same_page" };
+                        }
+                    }
+                    // No page this time: a claim an earlier, unfinished try made is let go.
+                    _ => self.release_claims(conn, &url, &mut st.claims)?,
                 }
                 let tally = host_tally(&host, &event, bytes);
                 let origin = if transient {
@@ -949,21 +960,58 @@ impl Crawl {
     }
 
     /// Claims the page at `final_url` (where the fetch of `url` ended, after redirects) for
-    /// `url`; returns the article that claimed it first, if another. Two links of a feed (a
+    /// `url`; returns the article whose record holds it, if another. Two links of a feed (a
     /// tracking redirect and the plain link, or two feeds' redirectors) that lead to one page
     /// are one record: the first fetched is written, the others are skipped as `same_page`.
-    fn claim_page(&self, conn: &Connection, url: &str, final_url: &str) -> Result<Option<String>, PipelineError> {
+    ///
+    /// A claim counts only once it is sure to be written: its record committed (`written`,
+    /// set with the part), or made in this process (`claims`), whose engine commits the
+    /// owner's record before the skip of any later article. A claim a run that died left
+    /// (its owner pending again, and maybe failing now) is taken over, or the page would
+    /// never be written.
+    fn claim_page(
+        &self,
+        conn: &Connection,
+        url: &str,
+        final_url: &str,
+        claims: &mut HashSet<String>,
+    ) -> Result<Option<String>, PipelineError> {
         let e = db_err(&self.db_path);
         let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
         conn.prepare_cached("INSERT OR IGNORE INTO pages (final_url, url) VALUES (?1, ?2)")
             .and_then(|mut st| st.execute(params![final_url, url]))
             .map_err(&e)?;
-        let owner: String = conn
-            .prepare_cached("SELECT url FROM pages WHERE final_url = ?1")
-            .and_then(|mut st| st.query_row(params![final_url], |r| r.get(0)))
+        let (owner, written): (String, bool) = conn
+            .prepare_cached("SELECT url, written FROM pages WHERE final_url = ?1")
+            .and_then(|mut st| st.query_row(params![final_url], |r| Ok((r.get(0)?, r.get(1)?))))
+            .map_err(&e)?;
+        let other = owner != url && (written || claims.contains(final_url));
+        if !other && owner != url {
+            conn.prepare_cached("UPDATE pages SET url = ?2 WHERE final_url = ?1")
+                .and_then(|mut st| st.execute(params![final_url, url]))
+                .map_err(&e)?;
+        }
+        tx.commit().map_err(&e)?;
+        if other {
+            return Ok(Some(owner));
+        }
+        claims.insert(final_url.to_string());
+        Ok(None)
+    }
+
+    /// Lets go the claims of `url` whose record was not written (see [`Self::claim_page`]).
+    fn release_claims(&self, conn: &Connection, url: &str, claims: &mut HashSet<String>) -> Result<(), PipelineError> {
+        let e = db_err(&self.db_path);
+        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
+        let gone: Vec<String> = conn
+            .prepare_cached("DELETE FROM pages WHERE url = ?1 AND written = 0 RETURNING final_url")
+            .and_then(|mut st| st.query_map(params![url], |r| r.get(0))?.collect())
             .map_err(&e)?;
         tx.commit().map_err(&e)?;
-        Ok((owner != url).then_some(owner))
+        for f in gone {
+            claims.remove(&f);
+        }
+        Ok(())
     }
 
     /// Counts a transient failure of an article (it settles the start) and returns its
