@@ -550,3 +550,53 @@ fn a_page_claimed_by_a_run_that_died_is_written_by_the_next_link_to_it() {
     let base = &server.article_base;
     assert_eq!(urls(&out), [format!("{base}/a/1"), format!("{base}/hang-once")], "{stderr}");
 }
+
+#[test]
+fn sigterm_lets_a_fetch_in_flight_go_at_once_without_counting_it_against_the_article() {
+    // A stop (SIGTERM, as Kubernetes and Slurm send) no longer waits for the fetches in flight,
+    // which with their retries can outlast the grace before SIGKILL, and their starts are
+    // taken back: however many times a crawl is stopped with an article in flight, it is not
+    // given up as one the process dies on.
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("feeds.txt"), format!("{}/hang.xml\n", server.feed_base)).unwrap();
+    let cfg = dir.path().join("feeds.toml");
+    std::fs::write(
+        &cfg,
+        "[feeds]\nlist = 'feeds.txt'\nonce = false\ninterval_secs = 3600\ndelay_ms = 10\nmax_retries = 0\n\
+         allow_private_addresses = true\n[sink]\nout = 'out'\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let hangs = || server.hits.lock().unwrap().get("articles/hang").copied().unwrap_or(0);
+    let rounds = article_pipeline::pipeline::feeds_run::MAX_CRASHES + 1;
+    for i in 0..rounds {
+        let mut args = vec!["--config", cfg.to_str().unwrap()];
+        if i > 0 {
+            args.push("--resume");
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+            .args(&args)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while hangs() <= i {
+            assert!(Instant::now() < deadline, "round {i}: /hang not asked");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let o = Command::new("kill").args(["-TERM", &child.id().to_string()]).output().unwrap();
+        assert!(o.status.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "round {i}: SIGTERM waited for the fetch in flight");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (attempts, started, settled, status) = article_row(&out, "/hang").unwrap();
+        assert_eq!((attempts, status.as_str()), (0, "pending"), "round {i}");
+        assert_eq!(started, settled, "round {i}: the stop was counted as a run dying on it");
+    }
+    assert_eq!(urls(&out), [format!("{}/a/1", server.article_base)]);
+}

@@ -520,6 +520,8 @@ struct LoopState {
     resting: HashMap<String, Instant>,
     /// The pages (final URLs) articles of this process claimed (`Crawl::claim_page`).
     claims: HashSet<String>,
+    /// Articles whose fetch has started and not finished.
+    in_flight: HashSet<String>,
     tasks: tokio::task::JoinSet<(String, Done)>,
     /// The pending articles must be read again from the state database.
     refresh: bool,
@@ -563,7 +565,9 @@ fn stop_on_ctrl_c() -> tokio::sync::watch::Receiver<bool> {
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         if super::interrupt::interrupted().await {
-            tracing::warn!("interrupted: finishing the fetches in flight (Ctrl-C again to abort)");
+            tracing::warn!(
+                "interrupted: stopping; the fetches in flight are let go, fetched again on --resume (Ctrl-C again to abort)"
+            );
             let _ = stop_tx.send(true);
             if super::interrupt::interrupted().await {
                 std::process::exit(130);
@@ -662,27 +666,67 @@ impl Crawl {
             queued: HashSet::new(),
             resting: HashMap::new(),
             claims: HashSet::new(),
+            in_flight: HashSet::new(),
             tasks: tokio::task::JoinSet::new(),
             refresh: true,
         };
         this.forget(&conn)?;
+        let result = this.crawl(&conn, &mut st, tx, progress).await;
+        // However the crawl ended (done, Ctrl-C or SIGTERM, the engine stopped, an error), the
+        // fetches still in flight are let go, and their starts taken back: the run did not die
+        // on them, and three such ends must not give them up as articles that crash the
+        // process. A stop no longer waits for them either: a fetch with its retries can take
+        // minutes, longer than Kubernetes or Slurm waits between SIGTERM and SIGKILL.
+        st.tasks.abort_all();
+        while st.tasks.join_next().await.is_some() {}
+        if let Err(err) = this.take_back_starts(&conn, &st.in_flight) {
+            tracing::warn!("the fetches in flight stay counted as started: {err}");
+        }
+        result
+    }
+
+    /// Takes back the starts of fetches let go unfinished (see [`Self::run`]).
+    fn take_back_starts(&self, conn: &Connection, urls: &HashSet<String>) -> Result<(), PipelineError> {
+        if urls.is_empty() {
+            return Ok(());
+        }
+        let e = db_err(&self.db_path);
+        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
+        {
+            let mut st = conn
+                .prepare_cached("UPDATE articles SET started = max(settled, started - 1) WHERE url = ?1")
+                .map_err(&e)?;
+            for u in urls {
+                st.execute(params![u]).map_err(&e)?;
+            }
+        }
+        tx.commit().map_err(&e)
+    }
+
+    /// The loop of [`Self::run`].
+    async fn crawl(
+        self: &Arc<Self>,
+        conn: &Connection,
+        st: &mut LoopState,
+        tx: &mut ItemSender,
+        progress: &dyn Progress,
+    ) -> Result<(), PipelineError> {
+        let this = self;
+        let e = db_err(&this.db_path);
         let mut stop = stop_on_ctrl_c();
-        let mut stopping = false;
         let mut last_report = Instant::now();
         let mut last_forget = Instant::now();
         loop {
             let now = Instant::now();
             if now.duration_since(last_forget) >= Duration::from_secs(86_400) {
                 last_forget = now;
-                this.forget(&conn)?;
+                this.forget(conn)?;
             }
-            if !stopping {
-                st.queue_due_feeds(this.config.once, now);
-                if st.refresh && !this.queue_pending(&conn, &mut st, now, tx)? {
-                    return Ok(());
-                }
-                this.start_ready(&conn, &mut st, now)?;
+            st.queue_due_feeds(this.config.once, now);
+            if st.refresh && !this.queue_pending(conn, st, now, tx)? {
+                return Ok(());
             }
+            this.start_ready(conn, st, now)?;
             if last_report.elapsed() >= REPORT_EVERY {
                 last_report = Instant::now();
                 let c = st.frontier.counts(Instant::now());
@@ -707,18 +751,13 @@ impl Crawl {
             }
             // A parked feed whose next check is not due is done for this round.
             let all_polled = st.slots.iter().all(|s| s.polled_this_run || s.parked && s.next_poll > now);
-            if st.tasks.is_empty() && (stopping || (this.config.once && all_polled && st.frontier.is_idle())) {
-                if !stopping {
-                    // `pipeline status` tells a finished --once round from one in progress.
-                    conn.execute(
-                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('once_finished', datetime('now'))",
-                        [],
-                    )
+            if st.tasks.is_empty() && this.config.once && all_polled && st.frontier.is_idle() {
+                // `pipeline status` tells a finished --once round from one in progress.
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('once_finished', datetime('now'))", [])
                     .map_err(&e)?;
-                }
                 return Ok(());
             }
-            let mut wake = st.wake(this.config.once || stopping);
+            let mut wake = st.wake(this.config.once);
             if this.metrics.is_some() {
                 // The gauges stay current while the crawl waits for its next poll.
                 wake = wake.min(last_report + REPORT_EVERY);
@@ -726,12 +765,12 @@ impl Crawl {
             tokio::select! {
                 joined = st.tasks.join_next(), if !st.tasks.is_empty() => {
                     let Some(Ok((host, done))) = joined else { continue };
-                    if !this.finished(&conn, &mut st, host, done, tx)? {
+                    if !this.finished(conn, st, host, done, tx)? {
                         return Ok(());
                     }
                 }
                 _ = tokio::time::sleep_until(wake.into()) => {}
-                _ = stop.changed(), if !stopping => stopping = true,
+                _ = stop.changed() => return Ok(()),
             }
         }
     }
@@ -821,6 +860,9 @@ impl Crawl {
     fn start_ready(self: &Arc<Self>, conn: &Connection, st: &mut LoopState, now: Instant) -> Result<(), PipelineError> {
         let mut ready = Vec::new();
         while let Some(next) = st.frontier.pop(now) {
+            if let (_, Work::Article(url, ..)) = &next {
+                st.in_flight.insert(url.clone());
+            }
             ready.push(next);
         }
         // Every article's start is on disk before its request goes out (one transaction for
@@ -917,6 +959,7 @@ impl Crawl {
                 Ok(true)
             }
             Done::Article(url, mut event, transient, bytes) => {
+                st.in_flight.remove(&url);
                 let parsed = Url::parse(&url).ok();
                 let ready = parsed.as_ref().map(|u| self.ready_at(u)).unwrap_or_else(Instant::now);
                 st.frontier.done(&host, ready);
