@@ -34,6 +34,7 @@ struct Server {
 struct Site {
     hits: Hits,
     article_base: String,
+    feed_base: String,
     /// How many times this origin's robots.txt answers 503 before it answers 200.
     robots_failures: u32,
     /// A path robots.txt disallows ("" for none).
@@ -53,8 +54,14 @@ fn start_with(robots_failures: u32, disallow: &'static str) -> Server {
     let article_base = format!("http://{}", article_l.local_addr().unwrap());
     let hits: Hits = Arc::default();
     for (listener, name, failures) in [(feed_l, "feed", 0), (article_l, "articles", robots_failures)] {
-        let site =
-            Site { hits: hits.clone(), article_base: article_base.clone(), robots_failures: failures, disallow, name };
+        let site = Site {
+            hits: hits.clone(),
+            article_base: article_base.clone(),
+            feed_base: feed_base.clone(),
+            robots_failures: failures,
+            disallow,
+            name,
+        };
         let app = axum::Router::new().fallback(handle).with_state(site);
         rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
     }
@@ -143,6 +150,21 @@ async fn handle(State(site): State<Site>, uri: Uri, _h: HeaderMap) -> Response {
         "/hang-once" => ok("text/html; charset=utf-8", page("/hang-once")),
         // A tracking redirect to an article the feed also lists.
         "/to/1" => Response::builder().status(301).header("location", "/a/1").body(Body::empty()).unwrap(),
+        // An article of the feed's host, slow to answer, and one of the articles' host that
+        // hangs: both in flight at once.
+        "/crashy.xml" => ok(
+            "application/rss+xml",
+            format!(
+                "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>\
+                 <item><title>slow</title><link>{}/slow/1</link></item>\
+                 <item><title>hangs</title><link>{base}/hang</link></item></channel></rss>",
+                site.feed_base
+            ),
+        ),
+        "/slow/1" => {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            ok("text/html; charset=utf-8", page("/slow/1"))
+        }
         // Always busy: a transient failure, every time.
         "/flaky" => Response::builder().status(503).body(Body::empty()).unwrap(),
         // Never answers while a test lasts: the process is killed with this fetch in flight, as
@@ -540,7 +562,9 @@ fn a_page_claimed_by_a_run_that_died_is_written_by_the_next_link_to_it() {
     let settled = |out: &Path, path: &str| article_row(out, path).is_some_and(|(_, a, b, _)| a > 0 && a == b);
     // Run 1: the redirect claims /a/1, /a/1 is skipped as its page, then the run dies.
     run_until_then_kill_9(&cfg, &out, false, |out| {
-        settled(out, "/once-to/1") && settled(out, "/a/1") && server.hits.lock().unwrap().contains_key("articles/hang-once")
+        settled(out, "/once-to/1")
+            && settled(out, "/a/1")
+            && server.hits.lock().unwrap().contains_key("articles/hang-once")
     });
     assert!(list_parts(&out).unwrap().is_empty(), "nothing committed before the kill");
     // Run 2: the redirect is gone (404); /a/1 is written.
@@ -599,4 +623,41 @@ fn sigterm_lets_a_fetch_in_flight_go_at_once_without_counting_it_against_the_art
         assert_eq!(started, settled, "round {i}: the stop was counted as a run dying on it");
     }
     assert_eq!(urls(&out), [format!("{}/a/1", server.article_base)]);
+}
+
+#[test]
+fn an_article_in_flight_beside_a_page_the_process_dies_on_is_not_given_up_with_it() {
+    // The review of session 48: every article in flight when a run died got a crash counted,
+    // so a page that crashes the process took the articles fetched beside it down with it.
+    // A run dies here (SIGKILL) with two articles in flight, of two hosts: a slow one and one
+    // that never answers. The next runs try each alone: the slow one settles and is written,
+    // the other alone is given up after MAX_CRASHES runs.
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("feeds.txt"), format!("{}/crashy.xml\n", server.feed_base)).unwrap();
+    let cfg = dir.path().join("feeds.toml");
+    std::fs::write(
+        &cfg,
+        "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\nmax_retries = 0\n\
+         allow_private_addresses = true\n[sink]\nout = 'out'\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let hits = |path: &str| server.hits.lock().unwrap().get(path).copied().unwrap_or(0);
+    let limit = article_pipeline::pipeline::feeds_run::MAX_CRASHES;
+    // Both in flight, then the kill.
+    run_until_then_kill_9(&cfg, &out, false, |_| hits("articles/hang") == 1 && hits("feed/slow/1") == 1);
+    assert_eq!(article_row(&out, "/slow/1").map(|r| r.1 - r.2), Some(1), "a start not settled");
+    for i in 1..limit {
+        run_until_then_kill_9(&cfg, &out, true, |_| hits("articles/hang") > i);
+    }
+    // Tried alone, the slow article settled before the hanging one started.
+    let (_, started, settled, _) = article_row(&out, "/slow/1").unwrap();
+    assert_eq!(started, settled, "the slow article was in flight when a later run died");
+    let o = pipeline(&["--config", cfg.to_str().unwrap(), "--resume"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("abandoned"), "{stderr}");
+    assert_eq!(urls(&out), [format!("{}/slow/1", server.feed_base)]);
+    assert_eq!(hits("articles/hang"), limit);
 }

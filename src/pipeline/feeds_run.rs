@@ -21,7 +21,10 @@
 //! failure itself, or the record extracted, a second at most later): a start that never
 //! settled is a process that died on the article, by a kill or a crash. An article that
 //! [`MAX_CRASHES`] processes died on is given up (`abandoned`) instead of taking down every
-//! later run too.
+//! later run too. So that the articles in flight beside such a page are not given up with it,
+//! the next run tries each article a run died on alone, nothing else in flight, before
+//! anything else; a stop (Ctrl-C, SIGTERM) or an error lets the fetches in flight go and takes
+//! their starts back, so it is never counted as a run dying on them.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -522,6 +525,14 @@ struct LoopState {
     claims: HashSet<String>,
     /// Articles whose fetch has started and not finished.
     in_flight: HashSet<String>,
+    /// Articles a run died with in flight (a start never settled), to be tried one at a time
+    /// with nothing else in flight, and the one being tried: a run that dies then has died on
+    /// it alone, and the innocent articles in flight beside a page that crashes the process
+    /// settle on their own try instead of being given up with it.
+    suspects: std::collections::VecDeque<(String, Work)>,
+    alone: Option<String>,
+    /// The other pending articles are held back until the suspects are tried.
+    holding: bool,
     tasks: tokio::task::JoinSet<(String, Done)>,
     /// The pending articles must be read again from the state database.
     refresh: bool,
@@ -667,6 +678,9 @@ impl Crawl {
             resting: HashMap::new(),
             claims: HashSet::new(),
             in_flight: HashSet::new(),
+            suspects: Default::default(),
+            alone: None,
+            holding: false,
             tasks: tokio::task::JoinSet::new(),
             refresh: true,
         };
@@ -722,9 +736,12 @@ impl Crawl {
                 last_forget = now;
                 this.forget(conn)?;
             }
-            st.queue_due_feeds(this.config.once, now);
             if st.refresh && !this.queue_pending(conn, st, now, tx)? {
                 return Ok(());
+            }
+            let alone = this.try_suspects(conn, st, now)?;
+            if !alone {
+                st.queue_due_feeds(this.config.once, now);
             }
             this.start_ready(conn, st, now)?;
             if last_report.elapsed() >= REPORT_EVERY {
@@ -757,7 +774,11 @@ impl Crawl {
                     .map_err(&e)?;
                 return Ok(());
             }
-            let mut wake = st.wake(this.config.once);
+            let mut wake = st.wake(this.config.once || alone);
+            if alone {
+                // Until the suspect settles (its record extracted): asked of the database.
+                wake = wake.min(Instant::now() + Duration::from_millis(50));
+            }
             if this.metrics.is_some() {
                 // The gauges stay current while the crawl waits for its next poll.
                 wake = wake.min(last_report + REPORT_EVERY);
@@ -803,15 +824,25 @@ impl Crawl {
                 ))
             })
             .map_err(&e)?;
+        let rows: Vec<_> = rows.collect::<Result<_, _>>().map_err(&e)?;
+        drop(q);
+        // While suspects are tried alone, the other articles wait: not queued now, they are
+        // queued by the refresh that follows the last suspect.
+        let new = |url: &String| !st.resting.contains_key(url) && !st.queued.contains(url);
+        let suspect = |a: u32, c: i64| c > 0 && c < i64::from(MAX_CRASHES) && a < MAX_ATTEMPTS;
+        st.holding = st.holding || rows.iter().any(|(url, _, _, a, c)| suspect(*a, *c) && new(url));
         // `queued` holds what is queued, in flight, or fetched and not yet committed: all still
         // pending here. What is no longer pending (its part committed) leaves it, so it stays
         // as small as the pending set instead of growing with every article since the start of
         // a continuous run.
         let mut pending_now = HashSet::new();
-        for row in rows {
-            let (url, feed, item, attempts, crashes) = row.map_err(&e)?;
+        for (url, feed, item, attempts, crashes) in rows {
             pending_now.insert(url.clone());
             if st.resting.contains_key(&url) || st.queued.contains(&url) {
+                continue;
+            }
+            if st.holding && !suspect(attempts, crashes) && attempts < MAX_ATTEMPTS && crashes < i64::from(MAX_CRASHES)
+            {
                 continue;
             }
             let Ok(parsed) = Url::parse(&url) else { continue };
@@ -840,6 +871,10 @@ impl Crawl {
                 }
                 continue;
             }
+            if suspect(attempts, crashes) && self.fetcher.precheck(&parsed, Trust::Feed).is_ok() {
+                st.suspects.push_back((host, Work::Article(url, feed, item)));
+                continue;
+            }
             // Refused without asking the network (a private address, a bad scheme): settled
             // here, not queued for a turn on its host.
             if let Err(err) = self.fetcher.precheck(&parsed, Trust::Feed) {
@@ -853,6 +888,45 @@ impl Crawl {
             st.frontier.push(&host, Work::Article(url, feed, item), now);
         }
         st.queued.retain(|u| pending_now.contains(u));
+        Ok(true)
+    }
+
+    /// Tries the suspects one at a time (see [`LoopState::suspects`]); true while one is
+    /// tried or waits its turn, when nothing else may start.
+    fn try_suspects(&self, conn: &Connection, st: &mut LoopState, now: Instant) -> Result<bool, PipelineError> {
+        if let Some(url) = &st.alone {
+            // Settled (its outcome counted or its record extracted), or no longer pending.
+            let open: Option<i64> = conn
+                .query_row(
+                    "SELECT started - settled FROM articles WHERE url = ?1 AND status = 'pending'",
+                    params![url],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(db_err(&self.db_path))?;
+            if st.in_flight.contains(url) || open.is_some_and(|n| n > 0) && st.queued.contains(url) {
+                return Ok(true);
+            }
+            st.alone = None;
+        }
+        if st.suspects.is_empty() {
+            if st.holding {
+                // The last suspect settled: the articles held back are queued now.
+                st.holding = false;
+                st.refresh = true;
+                return Ok(true);
+            }
+            return Ok(false);
+        }
+        // Alone: once what is in flight has finished.
+        if st.tasks.is_empty() {
+            let (host, work) = st.suspects.pop_front().expect("not empty");
+            if let Work::Article(url, ..) = &work {
+                tracing::warn!("{url}: a run ended while it was in flight; tried alone");
+                st.alone = Some(url.clone());
+            }
+            st.frontier.push(&host, work, now);
+        }
         Ok(true)
     }
 
@@ -966,7 +1040,10 @@ impl Crawl {
                 match &event {
                     SourceEvent::Page(page) => {
                         if let Some(owner) = self.claim_page(conn, &url, &page.final_url, &mut st.claims)? {
-                            tracing::info!("{url}: leads to {}, the page of {owner}: not written twice", page.final_url);
+                            tracing::info!(
+                                "{url}: leads to {}, the page of {owner}: not written twice",
+                                page.final_url
+                            );
                             event = SourceEvent::Skipped { reason: "same_page" };
                         }
                     }
