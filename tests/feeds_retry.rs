@@ -320,16 +320,8 @@ fn a_continuous_run_tries_a_transiently_failing_article_at_most_the_attempt_limi
     // between tries and gives it up after MAX_ATTEMPTS tries in all, though no part commits
     // in between; the other article is written once. (The fetcher's own retries are off, so
     // a try is one request.)
-    let server = start(0);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("feeds.txt"), format!("{}/flaky.xml\n", server.feed_base)).unwrap();
-    let cfg = dir.path().join("feeds.toml");
-    std::fs::write(
-        &cfg,
-        "[feeds]\nlist = 'feeds.txt'\nonce = false\ninterval_secs = 3600\nmin_interval_secs = 1\n\
-         delay_ms = 10\nmax_retries = 0\nallow_private_addresses = true\n[sink]\nout = 'out'\n",
-    )
-    .unwrap();
+    let settings = "once = false\ninterval_secs = 3600\nmin_interval_secs = 1\ndelay_ms = 10\nmax_retries = 0\n";
+    let (server, dir, cfg) = crawl("/flaky.xml", settings);
     let limit = article_pipeline::pipeline::feeds_run::MAX_ATTEMPTS;
     let tries = || server.hits.lock().unwrap().get("articles/flaky").copied().unwrap_or(0);
     let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
@@ -373,6 +365,18 @@ fn a_continuous_run_tries_a_transiently_failing_article_at_most_the_attempt_limi
     assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(tries(), limit);
     assert_eq!(urls(&out).len(), 1);
+}
+
+/// A server, and a folder holding a list of its feed `feed` and a config crawling it with
+/// `settings` (TOML lines of `[feeds]`; private addresses allowed, output in `out`).
+fn crawl(feed: &str, settings: &str) -> (Server, tempfile::TempDir, std::path::PathBuf) {
+    let server = start(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("feeds.txt"), format!("{}{feed}\n", server.feed_base)).unwrap();
+    let cfg = dir.path().join("feeds.toml");
+    let toml = format!("[feeds]\nlist = 'feeds.txt'\n{settings}allow_private_addresses = true\n[sink]\nout = 'out'\n");
+    std::fs::write(&cfg, toml).unwrap();
+    (server, dir, cfg)
 }
 
 fn state_db(out: &Path) -> rusqlite::Connection {
@@ -426,16 +430,8 @@ fn attempts_are_counted_though_every_run_is_killed_before_its_part_commits() {
     // failing in a crawl killed before its part filled was tried again in every run, for ever.
     // Each run here is a continuous crawl killed (SIGKILL) right after its one try of /flaky
     // (the rest between tries is an hour): after MAX_ATTEMPTS runs it is given up.
-    let server = start(0);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("feeds.txt"), format!("{}/flaky.xml\n", server.feed_base)).unwrap();
-    let cfg = dir.path().join("feeds.toml");
-    std::fs::write(
-        &cfg,
-        "[feeds]\nlist = 'feeds.txt'\nonce = false\ninterval_secs = 3600\nmin_interval_secs = 3600\n\
-         delay_ms = 10\nmax_retries = 0\nallow_private_addresses = true\n[sink]\nout = 'out'\n",
-    )
-    .unwrap();
+    let settings = "once = false\ninterval_secs = 3600\nmin_interval_secs = 3600\ndelay_ms = 10\nmax_retries = 0\n";
+    let (server, dir, cfg) = crawl("/flaky.xml", settings);
     let out = dir.path().join("out");
     let limit = article_pipeline::pipeline::feeds_run::MAX_ATTEMPTS;
     let tries = || server.hits.lock().unwrap().get("articles/flaky").copied().unwrap_or(0);
@@ -465,16 +461,7 @@ fn an_article_the_process_keeps_dying_on_is_abandoned_and_its_neighbours_are_not
     // out-of-memory kill would leave it) must not bring down every later run. After
     // MAX_CRASHES runs died with it in flight it is given up; the article fetched and
     // extracted before it in the same runs is not (it was settled), and is written once.
-    let server = start(0);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("feeds.txt"), format!("{}/hang.xml\n", server.feed_base)).unwrap();
-    let cfg = dir.path().join("feeds.toml");
-    std::fs::write(
-        &cfg,
-        "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\nmax_retries = 0\n\
-         allow_private_addresses = true\n[sink]\nout = 'out'\n",
-    )
-    .unwrap();
+    let (server, dir, cfg) = crawl("/hang.xml", "once = true\ndelay_ms = 10\nmax_retries = 0\n");
     let out = dir.path().join("out");
     let limit = article_pipeline::pipeline::feeds_run::MAX_CRASHES;
     let hangs = || server.hits.lock().unwrap().get("articles/hang").copied().unwrap_or(0);
@@ -548,16 +535,7 @@ fn a_page_claimed_by_a_run_that_died_is_written_by_the_next_link_to_it() {
     // The review of session 48: a redirect's claim on its page was kept from a run that died
     // before the part committed. When that redirect then failed (404), the plain link to the
     // page was skipped as the same page, and the page was never written.
-    let server = start(0);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("feeds.txt"), format!("{}/stale.xml\n", server.feed_base)).unwrap();
-    let cfg = dir.path().join("feeds.toml");
-    std::fs::write(
-        &cfg,
-        "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\nmax_retries = 0\n\
-         allow_private_addresses = true\n[sink]\nout = 'out'\n",
-    )
-    .unwrap();
+    let (server, dir, cfg) = crawl("/stale.xml", "once = true\ndelay_ms = 10\nmax_retries = 0\n");
     let out = dir.path().join("out");
     let settled = |out: &Path, path: &str| article_row(out, path).is_some_and(|(_, a, b, _)| a > 0 && a == b);
     // Run 1: the redirect claims /a/1, /a/1 is skipped as its page, then the run dies.
@@ -581,16 +559,7 @@ fn sigterm_lets_a_fetch_in_flight_go_at_once_without_counting_it_against_the_art
     // which with their retries can outlast the grace before SIGKILL, and their starts are
     // taken back: however many times a crawl is stopped with an article in flight, it is not
     // given up as one the process dies on.
-    let server = start(0);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("feeds.txt"), format!("{}/hang.xml\n", server.feed_base)).unwrap();
-    let cfg = dir.path().join("feeds.toml");
-    std::fs::write(
-        &cfg,
-        "[feeds]\nlist = 'feeds.txt'\nonce = false\ninterval_secs = 3600\ndelay_ms = 10\nmax_retries = 0\n\
-         allow_private_addresses = true\n[sink]\nout = 'out'\n",
-    )
-    .unwrap();
+    let (server, dir, cfg) = crawl("/hang.xml", "once = false\ninterval_secs = 3600\ndelay_ms = 10\nmax_retries = 0\n");
     let out = dir.path().join("out");
     let hangs = || server.hits.lock().unwrap().get("articles/hang").copied().unwrap_or(0);
     let rounds = article_pipeline::pipeline::feeds_run::MAX_CRASHES + 1;
@@ -632,16 +601,7 @@ fn an_article_in_flight_beside_a_page_the_process_dies_on_is_not_given_up_with_i
     // A run dies here (SIGKILL) with two articles in flight, of two hosts: a slow one and one
     // that never answers. The next runs try each alone: the slow one settles and is written,
     // the other alone is given up after MAX_CRASHES runs.
-    let server = start(0);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("feeds.txt"), format!("{}/crashy.xml\n", server.feed_base)).unwrap();
-    let cfg = dir.path().join("feeds.toml");
-    std::fs::write(
-        &cfg,
-        "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\nmax_retries = 0\n\
-         allow_private_addresses = true\n[sink]\nout = 'out'\n",
-    )
-    .unwrap();
+    let (server, dir, cfg) = crawl("/crashy.xml", "once = true\ndelay_ms = 10\nmax_retries = 0\n");
     let out = dir.path().join("out");
     let hits = |path: &str| server.hits.lock().unwrap().get(path).copied().unwrap_or(0);
     let limit = article_pipeline::pipeline::feeds_run::MAX_CRASHES;
