@@ -68,6 +68,24 @@ fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> PipelineError + '_ {
     move |e| PipelineError::State { path: path.to_path_buf(), message: e.to_string() }
 }
 
+/// Runs `f` in an immediate transaction on `conn`, its errors named by `path`. Immediate: the
+/// write lock is taken at BEGIN, waited for within the busy timeout; a deferred transaction
+/// that reads, then writes, fails at once with SQLITE_BUSY_SNAPSHOT when the sink commits a
+/// part in between (see `Crawl::record_poll`).
+fn immediate<T>(
+    conn: &Connection,
+    path: &Path,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> Result<T, PipelineError> {
+    let run = || {
+        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+        let value = f(conn)?;
+        tx.commit()?;
+        Ok(value)
+    };
+    run().map_err(db_err(path))
+}
+
 /// Opens (and creates) the state database.
 pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
     let e = db_err(path);
@@ -123,7 +141,8 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
              WITHOUT ROWID;
          CREATE INDEX IF NOT EXISTS listings_url ON listings (url);
          CREATE TABLE IF NOT EXISTS pages (final_url TEXT PRIMARY KEY, url TEXT NOT NULL,
-             written INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;",
+             written INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+         CREATE INDEX IF NOT EXISTS pages_url ON pages (url);",
     )
     .map_err(&e)?;
     Ok(conn)
@@ -165,14 +184,9 @@ impl FeedsCheckpoint<'_> {
 
     /// Marks an extracted article as settled: a run that dies now did not die on it.
     fn settle(&self, url: &str) -> Result<(), PipelineError> {
-        let e = db_err(self.path);
-        let tx =
-            rusqlite::Transaction::new_unchecked(&self.light, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
-        self.light
-            .prepare_cached("UPDATE articles SET settled = started WHERE url = ?1")
-            .and_then(|mut st| st.execute(params![url]))
-            .map_err(&e)?;
-        tx.commit().map_err(&e)
+        immediate(&self.light, self.path, |c| {
+            c.prepare_cached("UPDATE articles SET settled = started WHERE url = ?1")?.execute(params![url]).map(drop)
+        })
     }
 }
 
@@ -391,18 +405,20 @@ fn recover_parts(conn: &Connection, db_path: &Path, out: &Path) -> Result<u32, P
             Some(c) => p > c,
             None => Some(p) == highest,
         };
-        if crate::sink::part_exists(out, p) || !may_be_lost {
-            if !crate::sink::part_exists(out, p) {
-                tracing::warn!(
-                    "{}: part {p:05} is no longer there; taken as read and removed by a consumer, its \
-                     articles are not written again",
-                    out.display()
-                );
-            }
-            next = next.max(p + 1);
+        let present = crate::sink::part_exists(out, p);
+        if !present && may_be_lost {
+            conn.execute("UPDATE articles SET status = 'pending', part = NULL WHERE part = ?1", params![p])
+                .map_err(&e)?;
             continue;
         }
-        conn.execute("UPDATE articles SET status = 'pending', part = NULL WHERE part = ?1", params![p]).map_err(&e)?;
+        if !present {
+            tracing::warn!(
+                "{}: part {p:05} is no longer there; taken as read and removed by a consumer, its articles are not \
+                 written again",
+                out.display()
+            );
+        }
+        next = next.max(p + 1);
     }
     Ok(next)
 }
@@ -704,17 +720,10 @@ impl Crawl {
         if urls.is_empty() {
             return Ok(());
         }
-        let e = db_err(&self.db_path);
-        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
-        {
-            let mut st = conn
-                .prepare_cached("UPDATE articles SET started = max(settled, started - 1) WHERE url = ?1")
-                .map_err(&e)?;
-            for u in urls {
-                st.execute(params![u]).map_err(&e)?;
-            }
-        }
-        tx.commit().map_err(&e)
+        immediate(conn, &self.db_path, |c| {
+            let mut st = c.prepare_cached("UPDATE articles SET started = max(settled, started - 1) WHERE url = ?1")?;
+            urls.iter().try_for_each(|u| st.execute(params![u]).map(drop))
+        })
     }
 
     /// The loop of [`Self::run`].
@@ -725,8 +734,7 @@ impl Crawl {
         tx: &mut ItemSender,
         progress: &dyn Progress,
     ) -> Result<(), PipelineError> {
-        let this = self;
-        let e = db_err(&this.db_path);
+        let e = db_err(&self.db_path);
         let mut stop = stop_on_ctrl_c();
         let mut last_report = Instant::now();
         let mut last_forget = Instant::now();
@@ -734,16 +742,16 @@ impl Crawl {
             let now = Instant::now();
             if now.duration_since(last_forget) >= Duration::from_secs(86_400) {
                 last_forget = now;
-                this.forget(conn)?;
+                self.forget(conn)?;
             }
-            if st.refresh && !this.queue_pending(conn, st, now, tx)? {
+            if st.refresh && !self.queue_pending(conn, st, now, tx)? {
                 return Ok(());
             }
-            let alone = this.try_suspects(conn, st, now)?;
+            let alone = self.try_suspects(conn, st, now)?;
             if !alone {
-                st.queue_due_feeds(this.config.once, now);
+                st.queue_due_feeds(self.config.once, now);
             }
-            this.start_ready(conn, st, now)?;
+            self.start_ready(conn, st, now)?;
             if last_report.elapsed() >= REPORT_EVERY {
                 last_report = Instant::now();
                 let c = st.frontier.counts(Instant::now());
@@ -753,7 +761,7 @@ impl Crawl {
                 );
                 tracing::debug!("frontier: {line}");
                 progress.message(&line);
-                if let Some(m) = &this.metrics {
+                if let Some(m) = &self.metrics {
                     m.set_gauge("hosts{state=\"ready\"}", c.hosts_ready as f64);
                     m.set_gauge("hosts{state=\"waiting\"}", c.hosts_waiting as f64);
                     m.set_gauge("hosts{state=\"in_flight\"}", c.hosts_in_flight as f64);
@@ -768,25 +776,25 @@ impl Crawl {
             }
             // A parked feed whose next check is not due is done for this round.
             let all_polled = st.slots.iter().all(|s| s.polled_this_run || s.parked && s.next_poll > now);
-            if st.tasks.is_empty() && this.config.once && all_polled && st.frontier.is_idle() {
+            if st.tasks.is_empty() && self.config.once && all_polled && st.frontier.is_idle() {
                 // `pipeline status` tells a finished --once round from one in progress.
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('once_finished', datetime('now'))", [])
                     .map_err(&e)?;
                 return Ok(());
             }
-            let mut wake = st.wake(this.config.once || alone);
+            let mut wake = st.wake(self.config.once || alone);
             if alone {
                 // Until the suspect settles (its record extracted): asked of the database.
                 wake = wake.min(Instant::now() + Duration::from_millis(50));
             }
-            if this.metrics.is_some() {
+            if self.metrics.is_some() {
                 // The gauges stay current while the crawl waits for its next poll.
                 wake = wake.min(last_report + REPORT_EVERY);
             }
             tokio::select! {
                 joined = st.tasks.join_next(), if !st.tasks.is_empty() => {
                     let Some(Ok((host, done))) = joined else { continue };
-                    if !this.finished(conn, st, host, done, tx)? {
+                    if !self.finished(conn, st, host, done, tx)? {
                         return Ok(());
                     }
                 }
@@ -841,13 +849,6 @@ impl Crawl {
             if st.resting.contains_key(&url) || st.queued.contains(&url) {
                 continue;
             }
-            if st.holding && !suspect(attempts, crashes) && attempts < MAX_ATTEMPTS && crashes < i64::from(MAX_CRASHES)
-            {
-                continue;
-            }
-            let Ok(parsed) = Url::parse(&url) else { continue };
-            let host = crate::sources::frontier::host_key(&parsed);
-            st.queued.insert(url.clone());
             // Out of tries before its last failure's record was committed (the run was
             // killed), or the processes it was in flight in died: given up now, and the part
             // that commits this record marks it failed.
@@ -862,6 +863,12 @@ impl Crawl {
             } else {
                 None
             };
+            if given_up.is_none() && st.holding && !suspect(attempts, crashes) {
+                continue;
+            }
+            let Ok(parsed) = Url::parse(&url) else { continue };
+            let host = crate::sources::frontier::host_key(&parsed);
+            st.queued.insert(url.clone());
             if let Some((reason, message)) = given_up {
                 tracing::warn!("{message}");
                 let event = SourceEvent::Failed { reason, message };
@@ -869,10 +876,6 @@ impl Crawl {
                 if !tx.send(Origin::UrlRetry(url, tally), Some(event)) {
                     return Ok(false);
                 }
-                continue;
-            }
-            if suspect(attempts, crashes) && self.fetcher.precheck(&parsed, Trust::Feed).is_ok() {
-                st.suspects.push_back((host, Work::Article(url, feed, item)));
                 continue;
             }
             // Refused without asking the network (a private address, a bad scheme): settled
@@ -885,7 +888,12 @@ impl Crawl {
                 }
                 continue;
             }
-            st.frontier.push(&host, Work::Article(url, feed, item), now);
+            let work = Work::Article(url, feed, item);
+            if suspect(attempts, crashes) {
+                st.suspects.push_back((host, work));
+            } else {
+                st.frontier.push(&host, work, now);
+            }
         }
         st.queued.retain(|u| pending_now.contains(u));
         Ok(true)
@@ -943,19 +951,15 @@ impl Crawl {
         // all that start now): a run that dies during the fetch or the extraction is then
         // known to have died on it (see the module's introduction).
         if ready.iter().any(|(_, w)| matches!(w, Work::Article(..))) {
-            let e = db_err(&self.db_path);
-            let tx =
-                rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
-            {
-                let mut st =
-                    conn.prepare_cached("UPDATE articles SET started = started + 1 WHERE url = ?1").map_err(&e)?;
+            immediate(conn, &self.db_path, |c| {
+                let mut st = c.prepare_cached("UPDATE articles SET started = started + 1 WHERE url = ?1")?;
                 for (_, w) in &ready {
                     if let Work::Article(url, ..) = w {
-                        st.execute(params![url]).map_err(&e)?;
+                        st.execute(params![url])?;
                     }
                 }
-            }
-            tx.commit().map_err(&e)?;
+                Ok(())
+            })?;
         }
         for (host, work) in ready {
             let this = self.clone();
@@ -1096,38 +1100,35 @@ impl Crawl {
         final_url: &str,
         claims: &mut HashSet<String>,
     ) -> Result<Option<String>, PipelineError> {
-        let e = db_err(&self.db_path);
-        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
-        conn.prepare_cached("INSERT OR IGNORE INTO pages (final_url, url) VALUES (?1, ?2)")
-            .and_then(|mut st| st.execute(params![final_url, url]))
-            .map_err(&e)?;
-        let (owner, written): (String, bool) = conn
-            .prepare_cached("SELECT url, written FROM pages WHERE final_url = ?1")
-            .and_then(|mut st| st.query_row(params![final_url], |r| Ok((r.get(0)?, r.get(1)?))))
-            .map_err(&e)?;
-        let other = owner != url && (written || claims.contains(final_url));
-        if !other && owner != url {
-            conn.prepare_cached("UPDATE pages SET url = ?2 WHERE final_url = ?1")
-                .and_then(|mut st| st.execute(params![final_url, url]))
-                .map_err(&e)?;
+        let here = claims.contains(final_url);
+        let other = immediate(conn, &self.db_path, |c| {
+            c.prepare_cached("INSERT OR IGNORE INTO pages (final_url, url) VALUES (?1, ?2)")?
+                .execute(params![final_url, url])?;
+            let (owner, written): (String, bool) = c
+                .prepare_cached("SELECT url, written FROM pages WHERE final_url = ?1")?
+                .query_row(params![final_url], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            if owner == url {
+                return Ok(None);
+            }
+            if written || here {
+                return Ok(Some(owner));
+            }
+            c.prepare_cached("UPDATE pages SET url = ?2 WHERE final_url = ?1")?.execute(params![final_url, url])?;
+            Ok(None)
+        })?;
+        if other.is_none() {
+            claims.insert(final_url.to_string());
         }
-        tx.commit().map_err(&e)?;
-        if other {
-            return Ok(Some(owner));
-        }
-        claims.insert(final_url.to_string());
-        Ok(None)
+        Ok(other)
     }
 
     /// Lets go the claims of `url` whose record was not written (see [`Self::claim_page`]).
     fn release_claims(&self, conn: &Connection, url: &str, claims: &mut HashSet<String>) -> Result<(), PipelineError> {
-        let e = db_err(&self.db_path);
-        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
-        let gone: Vec<String> = conn
-            .prepare_cached("DELETE FROM pages WHERE url = ?1 AND written = 0 RETURNING final_url")
-            .and_then(|mut st| st.query_map(params![url], |r| r.get(0))?.collect())
-            .map_err(&e)?;
-        tx.commit().map_err(&e)?;
+        let gone: Vec<String> = immediate(conn, &self.db_path, |c| {
+            c.prepare_cached("DELETE FROM pages WHERE url = ?1 AND written = 0 RETURNING final_url")?
+                .query_map(params![url], |r| r.get(0))?
+                .collect()
+        })?;
         for f in gone {
             claims.remove(&f);
         }
@@ -1137,17 +1138,14 @@ impl Crawl {
     /// Counts a transient failure of an article (it settles the start) and returns its
     /// attempts so far.
     fn count_attempt(&self, conn: &Connection, url: &str) -> Result<u32, PipelineError> {
-        let e = db_err(&self.db_path);
-        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate).map_err(&e)?;
-        let n = conn
-            .query_row(
+        let n = immediate(conn, &self.db_path, |c| {
+            c.query_row(
                 "UPDATE articles SET attempts = attempts + 1, settled = started WHERE url = ?1 RETURNING attempts",
                 params![url],
                 |r| r.get(0),
             )
             .optional()
-            .map_err(&e)?;
-        tx.commit().map_err(&e)?;
+        })?;
         Ok(n.unwrap_or(MAX_ATTEMPTS))
     }
 
