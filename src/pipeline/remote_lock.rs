@@ -565,8 +565,14 @@ mod tests {
         lock.check().unwrap();
         let beaten = after;
         // Another process replaces the lock (it judged this one gone).
+        // With no heartbeat in flight meanwhile: the test server checks If-Match and writes in
+        // two steps, so a heartbeat racing this write could pass the same check and land over
+        // it (S3 itself decides conditional writes atomically).
         let other = Holder { host: "other-machine".into(), run: "other".into(), ..beaten.clone() };
-        assert!(storage::replace_if(&url, other.json(), &read().1).unwrap().is_some());
+        {
+            let _no_beat = lock.shared.held.lock().unwrap();
+            assert!(storage::replace_if(&url, other.json(), &read().1).unwrap().is_some());
+        }
         let Err(e) = lock.check() else { panic!("a lock taken over was still the run's") };
         assert!(e.to_string().contains("taken over"), "{e}");
         std::thread::sleep(Duration::from_millis(300));

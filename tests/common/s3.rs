@@ -28,13 +28,31 @@ impl S3Server {
         let mut b = s3s::service::S3ServiceBuilder::new(fs);
         b.set_auth(s3s::auth::SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
         let service = b.build();
+        // s3s-fs checks a conditional PUT's If-Match / If-None-Match and then writes, in two
+        // steps: two writers racing for one lock could both pass the check. S3 decides a write
+        // and its condition atomically, so writes here take turns; each body is read in full
+        // before its turn, so a client stopped mid-upload (SIGSTOP) holds up no other.
+        let writes = std::sync::Arc::new(tokio::sync::Mutex::new(()));
         rt.spawn(async move {
             loop {
                 let Ok((socket, _)) = listener.accept().await else { continue };
-                let service = service.clone();
+                let (service, writes) = (service.clone(), writes.clone());
                 tokio::spawn(async move {
+                    let one_at_a_time = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                        let (service, writes) = (service.clone(), writes.clone());
+                        async move {
+                            use http_body_util::BodyExt;
+                            if req.method() == http::Method::GET || req.method() == http::Method::HEAD {
+                                return service.call(req.map(s3s::Body::from)).await;
+                            }
+                            let (head, body) = req.into_parts();
+                            let body = body.collect().await.map_err(|e| s3s::HttpError::new(Box::new(e)))?.to_bytes();
+                            let _turn = writes.lock().await;
+                            service.call(http::Request::from_parts(head, s3s::Body::from(body))).await
+                        }
+                    });
                     let http = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
-                    let _ = http.serve_connection(hyper_util::rt::TokioIo::new(socket), service).await;
+                    let _ = http.serve_connection(hyper_util::rt::TokioIo::new(socket), one_at_a_time).await;
                 });
             }
         });
