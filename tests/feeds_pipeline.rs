@@ -184,7 +184,7 @@ async fn respond(path: &str, hit: u32, base: &str, articles: usize, headers: &He
         ),
         p if p.starts_with("/news/story-") => html(page("News story", &format!("words of {p}"))),
         "/slow" => {
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
             html(page("Slow", "slow"))
         }
         "/flaky" if hit == 1 => Response::builder().status(500).body(Body::from("oops")).unwrap(),
@@ -226,14 +226,17 @@ fn records(out: &Path) -> Vec<Value> {
     list_parts(out).unwrap().iter().flat_map(|p| read_part(p).unwrap()).collect()
 }
 
+/// A feeds config over `feeds` with `extra` lines in `[feeds]`. Requests may take 10 s (a
+/// loaded two-core CI box can be slow to answer), unless `extra` sets `timeout_secs` itself.
 fn config(dir: &Path, feeds: &[String], extra: &str) -> String {
+    let timeout = if extra.contains("timeout_secs") { "" } else { "timeout_secs = 10\n" };
     let list = dir.join("feeds.txt");
     std::fs::write(&list, format!("# test feeds\n{}\n", feeds.join("\n"))).unwrap();
     let cfg = dir.join("feeds.toml");
     std::fs::write(
         &cfg,
         format!(
-            "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\ntimeout_secs = 1\nconnect_timeout_secs = 2\nmax_retries = 2\n{extra}\n\
+            "[feeds]\nlist = 'feeds.txt'\nonce = true\ndelay_ms = 10\n{timeout}connect_timeout_secs = 2\nmax_retries = 2\n{extra}\n\
              [sink]\nout = 'out'\n[run]\nthreads = 2\n"
         ),
     )
@@ -250,7 +253,12 @@ fn feeds_are_polled_articles_fetched_once_and_faults_counted() {
         .iter()
         .map(|f| format!("{b}/{f}"))
         .collect();
-    let cfg = config(dir.path(), &feeds, "allow_private_addresses = true\nwarc_out = 'warc'");
+    // /slow answers after 30 s, past a timeout of 2 s; /huge is cut at 1 MB.
+    let cfg = config(
+        dir.path(),
+        &feeds,
+        "allow_private_addresses = true\nwarc_out = 'warc'\ntimeout_secs = 2\nmax_body_bytes = 1000000",
+    );
     let o = pipeline(&["--config", &cfg]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
@@ -517,7 +525,7 @@ fn ctrl_c_in_continuous_mode_stops_cleanly_and_resume_finishes() {
     let text = std::fs::read_to_string(&cfg)
         .unwrap()
         .replace("once = true", "once = false\ninterval_secs = 3600")
-        .replace("delay_ms = 10", "delay_ms = 100")
+        .replace("delay_ms = 10", "delay_ms = 200")
         .replace("[sink]\n", "[sink]\npart_bytes = 4096\n");
     std::fs::write(&cfg, text).unwrap();
     let out = dir.path().join("out");
@@ -527,8 +535,12 @@ fn ctrl_c_in_continuous_mode_stops_cleanly_and_resume_finishes() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // About 15 of the 60 articles are fetched by then (one request per 100 ms on this host).
-    std::thread::sleep(Duration::from_millis(2000));
+    // Until a part is written (one request per 200 ms on this host: the 60 articles take 12 s).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while list_parts(&out).map_or(true, |p| p.is_empty()) {
+        assert!(Instant::now() < deadline, "no part written in 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // A second process on the same folder is refused while the first runs (exit 2), rather
     // than racing it for the same part names. (The first holds the lock from before it opens
     // its database.)

@@ -127,10 +127,12 @@ fn metrics_are_scraped_during_a_feeds_crawl_and_agree_with_its_stats() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let addr = format!("127.0.0.1:{port}");
     let out = dir.path().join("out");
-    // Continuous mode: the crawl stays up (next poll in an hour) until it is interrupted.
+    // Continuous mode: the crawl stays up (next poll in an hour) until it is interrupted. 50 ms
+    // between a host's requests keep the crawl under way for 1.5 s or more, for a scrape to
+    // see it on a loaded machine.
     let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
         .args(["--feeds", list.to_str().unwrap(), "--out", out.to_str().unwrap(), "--interval", "3600"])
-        .args(["--delay-ms", "5", "--allow-private-addresses", "--metrics-addr", &addr, "--scorer", "simple"])
+        .args(["--delay-ms", "50", "--allow-private-addresses", "--metrics-addr", &addr, "--scorer", "simple"])
         .stderr(Stdio::null())
         .spawn()
         .unwrap();

@@ -543,9 +543,19 @@ mod tests {
         // A second process of this one's host is refused while this one lives.
         let Err(e) = RemoteLock::take(&prefix) else { panic!("taken twice") };
         assert!(e.to_string().contains("another pipeline process writes this output"), "{e}");
-        // Heartbeats count seconds: within 1.5 s one lands in a later second.
-        std::thread::sleep(Duration::from_millis(1500));
-        let (beaten, beaten_tag) = read();
+        // Heartbeats count seconds: one lands in a later second (polled, with a deadline far
+        // above the second it takes, for a loaded machine).
+        let later = |than: u64| {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            loop {
+                let (h, tag) = read();
+                if h.heartbeat > than || std::time::Instant::now() > deadline {
+                    return (h, tag);
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        };
+        let (beaten, beaten_tag) = later(first.heartbeat);
         assert!(beaten.heartbeat > first.heartbeat && beaten.run == first.run, "{first:?} {beaten:?}");
         assert_ne!(beaten_tag, first_tag);
         lock.check().unwrap();
@@ -559,8 +569,7 @@ mod tests {
         assert!(!e.to_string().contains("taken over"), "{e}");
         assert!(!lock.shared.lost.load(Ordering::SeqCst));
         down.store(false, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(1500));
-        let (after, _) = read();
+        let (after, _) = later(beaten.heartbeat);
         assert!(after.heartbeat > beaten.heartbeat && after.run == first.run, "{beaten:?} {after:?}");
         lock.check().unwrap();
         let beaten = after;

@@ -30,6 +30,8 @@ struct Host {
     per_feed: usize,
     /// For /grow-N.xml: items appear over time, N per second since `start`.
     start: Instant,
+    /// Where the /grow feeds' clock stopped ([`Hosts::freeze`]).
+    frozen: Arc<Mutex<Option<Duration>>>,
     /// In flight right now, and the most at once.
     busy: Arc<Mutex<(u32, u32)>>,
     /// Wait before every response.
@@ -41,7 +43,18 @@ pub struct Hosts {
     pub log: Log,
     pub listed: Listed,
     pub busy: Vec<Arc<Mutex<(u32, u32)>>>,
+    start: Instant,
+    frozen: Arc<Mutex<Option<Duration>>>,
     _rt: tokio::runtime::Runtime,
+}
+
+impl Hosts {
+    /// Stops the /grow feeds growing: a test that kills a run with a poll in flight then
+    /// finds its items still listed when the resumed run polls, however long that takes.
+    #[allow(dead_code)] // not every test binary freezes
+    pub fn freeze(&self) {
+        self.frozen.lock().unwrap().get_or_insert(self.start.elapsed());
+    }
 }
 
 pub fn start(n: usize, per_feed: usize) -> Hosts {
@@ -54,6 +67,7 @@ pub fn start_with(n: usize, per_feed: usize, slow: &[(usize, Duration)]) -> Host
     let log: Log = Arc::default();
     let listed: Listed = Arc::default();
     let t0 = Instant::now();
+    let frozen: Arc<Mutex<Option<Duration>>> = Arc::default();
     let mut bases = Vec::new();
     let mut busy = Vec::new();
     for i in 0..n {
@@ -69,6 +83,7 @@ pub fn start_with(n: usize, per_feed: usize, slow: &[(usize, Duration)]) -> Host
             listed: listed.clone(),
             per_feed,
             start: t0,
+            frozen: frozen.clone(),
             busy: b.clone(),
             slow,
         };
@@ -77,7 +92,7 @@ pub fn start_with(n: usize, per_feed: usize, slow: &[(usize, Duration)]) -> Host
         bases.push(base);
         busy.push(b);
     }
-    Hosts { bases, log, listed, busy, _rt: rt }
+    Hosts { bases, log, listed, busy, start: t0, frozen, _rt: rt }
 }
 
 fn page(title: &str) -> String {
@@ -132,7 +147,8 @@ async fn respond(h: &Host, path: &str) -> Response {
     if let Some(rate) = path.strip_prefix("/grow-").and_then(|p| p.strip_suffix(".xml")) {
         // `rate` new items per 10 seconds since the server started; the newest 20 listed.
         let rate: u64 = rate.parse().unwrap();
-        let n = h.start.elapsed().as_millis() as u64 * rate / 10_000 + 1;
+        let elapsed = h.frozen.lock().unwrap().unwrap_or_else(|| h.start.elapsed());
+        let n = elapsed.as_millis() as u64 * rate / 10_000 + 1;
         return rss(&h.listed, (n.saturating_sub(20)..n).rev().map(|i| format!("{base}/g/{rate}/{i}")));
     }
     if path.starts_with("/a/") || path.starts_with("/g/") {

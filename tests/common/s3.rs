@@ -29,10 +29,12 @@ impl S3Server {
         b.set_auth(s3s::auth::SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
         let service = b.build();
         // s3s-fs checks a conditional PUT's If-Match / If-None-Match and then writes, in two
-        // steps: two writers racing for one lock could both pass the check. S3 decides a write
-        // and its condition atomically, so writes here take turns; each body is read in full
-        // before its turn, so a client stopped mid-upload (SIGSTOP) holds up no other.
-        let writes = std::sync::Arc::new(tokio::sync::Mutex::new(()));
+        // steps, and writes an object and then its ETag: two writers racing for one lock could
+        // both pass the check, and a read beside a write could pair new bytes with the old
+        // ETag. S3 decides each request atomically, so here writes take turns and reads wait
+        // for the write under way; each body is read in full before its turn, so a client
+        // stopped mid-upload (SIGSTOP) holds up no other.
+        let writes = std::sync::Arc::new(tokio::sync::RwLock::new(()));
         rt.spawn(async move {
             loop {
                 let Ok((socket, _)) = listener.accept().await else { continue };
@@ -43,11 +45,12 @@ impl S3Server {
                         async move {
                             use http_body_util::BodyExt;
                             if req.method() == http::Method::GET || req.method() == http::Method::HEAD {
+                                let _read = writes.read().await;
                                 return service.call(req.map(s3s::Body::from)).await;
                             }
                             let (head, body) = req.into_parts();
                             let body = body.collect().await.map_err(|e| s3s::HttpError::new(Box::new(e)))?.to_bytes();
-                            let _turn = writes.lock().await;
+                            let _turn = writes.write().await;
                             service.call(http::Request::from_parts(head, s3s::Body::from(body))).await
                         }
                     });
