@@ -38,10 +38,11 @@ pub struct ExtractOptions {
     pub clean: bool,
     /// Drop elements inside the span whose id/class names page furniture (comments, share
     /// bars, related stories; [`furniture::boilerplate_mask`]), and the labels of ad slots
-    /// ("Advertisement", "Sponsored"; [`phrases::ad_label_mask`]), and the later copies of a
-    /// passage the page prints twice ([`text::drop_repeated_passages`]). Default: on (pooled dev F1 of
-    /// the default model 0.841 without either filter, 0.851 with both; README).
-    #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories…, ad labels and later copies of a passage of 300 words or more (dropped by default)")]
+    /// ("Advertisement", "Sponsored"; [`phrases::ad_label_mask`]), the later copies of a
+    /// passage the page prints twice ([`text::drop_repeated_passages`]), and a list of other
+    /// pages' cut summaries that ends the text ([`text::drop_trailing_teasers`]). Default: on
+    /// (pooled dev F1 of the default model 0.841 without either filter, 0.851 with both; README).
+    #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories…, ad labels, later copies of a passage of 300 words or more and a closing list of other pages' summaries cut short with an ellipsis (dropped by default)")]
     pub drop_boilerplate: bool,
     /// Drop, inside the span, the second furniture list: post footers and author boxes by
     /// id/class, `<aside>`, `<figcaption>`, `<footer>` and `<nav>` (and the roles `navigation`
@@ -728,6 +729,11 @@ impl PageExtraction<'_> {
             }
             // A page that renders a section once per screen size gives it once per screen size.
             text::drop_repeated_passages(&mut out);
+            // A story's text ends where the cut summaries of other pages begin (a chosen list
+            // of cards is all summaries, and stays whole).
+            if !as_list {
+                text::drop_trailing_teasers(&mut out);
+            }
         }
         let span = spans.first().zip(spans.last()).map(|(a, b)| (a.0, b.1));
         let mut fallback = None;

@@ -327,6 +327,64 @@ pub fn drop_repeated_passages(text: &mut String) {
     *text = out;
 }
 
+/// Teasers: a paragraph of [`TEASER_MIN_WORDS`] words or more that ends in an ellipsis (`…`,
+/// `...`, or either in brackets or parentheses) is the cut summary of another page, which a
+/// blog or a news site lists below its story ("Related posts", "More from …", a theme's
+/// "Recent articles"), and the span often runs on into the list.
+pub const TEASER_MIN_WORDS: usize = 8;
+/// [`drop_trailing_teasers`] leaves a list of at least this many teasers.
+pub const TEASER_MIN_RUN: usize = 2;
+/// [`drop_trailing_teasers`] leaves a list only after this many words of other text: a page of
+/// teasers (a listing, an archive) is all teasers, or opens with a few words.
+pub const TEASER_MIN_BEFORE: usize = 50;
+/// [`drop_trailing_teasers`]: a short line between teasers (a teaser's title, its date, a
+/// "Related posts" heading) belongs to the list.
+const TEASER_TITLE_WORDS: usize = 15;
+
+/// Is this (trimmed) line a teaser ([`TEASER_MIN_WORDS`])?
+fn is_teaser(line: &str) -> bool {
+    let l = line.trim_end_matches([']', ')']).trim_end();
+    let cut = l.ends_with('…') || l.ends_with("...");
+    cut && words_up_to(line, TEASER_MIN_WORDS) >= TEASER_MIN_WORDS
+}
+
+/// Drops a list of teasers of other pages that ends the text ([`TEASER_MIN_WORDS`]): from the
+/// last line back, the teasers and the short lines among them, when there are at least
+/// [`TEASER_MIN_RUN`] teasers after at least [`TEASER_MIN_BEFORE`] words of other text. A
+/// story's own paragraphs end in a full stop; a cut summary is another page's. Measured over
+/// the chosen text of every dev and train page of the five sets (`pipeline extract`, scored
+/// as `score.py` does): 23 pages change, 22 up (dragnet's blog posts above "Related posts",
+/// wcxb's themes' recent-article lists; dragnet-1149 0.51 → 0.88) and 1 down (wcxb-4120 0.97 →
+/// 0.89: a story whose last paragraphs are quotes cut short); one teaser, or a run ending
+/// after fewer words, changed more pages the wrong way (models/README.md, "Span chooser",
+/// session 49).
+pub fn drop_trailing_teasers(text: &mut String) {
+    let (mut cut, mut teasers) = (None, 0);
+    let mut end = text.len();
+    while end > 0 {
+        let start = text[..end].rfind('\n').map_or(0, |i| i + 1);
+        let line = text[start..end].trim();
+        if line.is_empty() {
+        } else if is_teaser(line) {
+            teasers += 1;
+            cut = Some(start);
+        } else if teasers > 0 && words_up_to(line, TEASER_TITLE_WORDS) < TEASER_TITLE_WORDS {
+            cut = Some(start);
+        } else {
+            break;
+        }
+        end = start.saturating_sub(1);
+        if start == 0 {
+            break;
+        }
+    }
+    let Some(cut) = cut else { return };
+    if teasers < TEASER_MIN_RUN || words_up_to(&text[..cut], TEASER_MIN_BEFORE) < TEASER_MIN_BEFORE {
+        return;
+    }
+    text.truncate(text[..cut].trim_end().len());
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -411,6 +469,28 @@ pub(super) mod tests {
         ] {
             let mut text = kept.clone();
             drop_repeated_passages(&mut text);
+            assert_eq!(text, kept);
+        }
+    }
+
+    /// A story followed by "Related posts" teasers loses them; one teaser, a page of teasers
+    /// with a short introduction, and a story whose paragraphs end in full stops keep all.
+    #[test]
+    fn a_closing_list_of_teasers_leaves_the_story() {
+        let story = (0..3).map(|k| (0..25).map(|i| format!("s{k}w{i}")).collect::<Vec<_>>().join(" ") + ".");
+        let story = story.collect::<Vec<_>>().join("\n\n");
+        let teaser = |k: usize| format!("Title {k}\n\n{} […]", (0..20).map(|i| format!("t{k}w{i}")).collect::<Vec<_>>().join(" "));
+        let mut text = format!("{story}\n\nRelated posts\n\n{}\n\n{}\n\n{}…", teaser(1), teaser(2), "x ".repeat(9).trim_end());
+        drop_trailing_teasers(&mut text);
+        assert_eq!(text, story);
+        for kept in [
+            format!("{story}\n\n{}", teaser(1)),
+            format!("Our latest posts.\n\n{}\n\n{}\n\n{}", teaser(1), teaser(2), teaser(3)),
+            format!("{story}\n\n{story}"),
+            format!("{story}\n\nToo short to be one...\n\nNor this one…"),
+        ] {
+            let mut text = kept.clone();
+            drop_trailing_teasers(&mut text);
             assert_eq!(text, kept);
         }
     }
