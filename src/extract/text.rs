@@ -479,8 +479,11 @@ pub(super) mod tests {
     fn a_closing_list_of_teasers_leaves_the_story() {
         let story = (0..3).map(|k| (0..25).map(|i| format!("s{k}w{i}")).collect::<Vec<_>>().join(" ") + ".");
         let story = story.collect::<Vec<_>>().join("\n\n");
-        let teaser = |k: usize| format!("Title {k}\n\n{} […]", (0..20).map(|i| format!("t{k}w{i}")).collect::<Vec<_>>().join(" "));
-        let mut text = format!("{story}\n\nRelated posts\n\n{}\n\n{}\n\n{}…", teaser(1), teaser(2), "x ".repeat(9).trim_end());
+        let teaser = |k: usize| {
+            format!("Title {k}\n\n{} […]", (0..20).map(|i| format!("t{k}w{i}")).collect::<Vec<_>>().join(" "))
+        };
+        let mut text =
+            format!("{story}\n\nRelated posts\n\n{}\n\n{}\n\n{}…", teaser(1), teaser(2), "x ".repeat(9).trim_end());
         drop_trailing_teasers(&mut text);
         assert_eq!(text, story);
         for kept in [
