@@ -665,8 +665,11 @@ impl PageExtraction<'_> {
             }
             _ => span.into_iter().collect(),
         };
-        // Whether `out` was read as a list (with its link lists), for the furniture check below.
+        // Whether `out` was read as a list (with its link lists), for the furniture check below;
+        // and whether it is a list of cards (a chosen list, or the span widened to one), whose
+        // every item may be a cut summary.
         let mut as_list = chosen_list.is_some();
+        let mut cards = as_list;
         let mut out = match chosen_list {
             // The list as the chooser's check read it (unless the `<hr>` cut it).
             Some((list, text)) if spans == [list] => text,
@@ -699,6 +702,7 @@ impl PageExtraction<'_> {
             let words = text::word_count(&out);
             if text::words_up_to(&wider, words + 1) > words {
                 (out, spans, as_list) = (wider, vec![span], true);
+                cards |= matches!(w, lists::Widening::List(..));
             }
         }
         // A span made only of link lists (a listing whose every headline and teaser is a link)
@@ -729,9 +733,9 @@ impl PageExtraction<'_> {
             }
             // A page that renders a section once per screen size gives it once per screen size.
             text::drop_repeated_passages(&mut out);
-            // A story's text ends where the cut summaries of other pages begin (a chosen list
-            // of cards is all summaries, and stays whole).
-            if !as_list {
+            // A story's text ends where the cut summaries of other pages begin (a list of
+            // cards is all summaries, and stays whole).
+            if !cards {
                 text::drop_trailing_teasers(&mut out);
             }
         }

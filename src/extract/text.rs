@@ -338,37 +338,59 @@ pub const TEASER_MIN_RUN: usize = 2;
 /// teasers (a listing, an archive) is all teasers, or opens with a few words.
 pub const TEASER_MIN_BEFORE: usize = 50;
 /// [`drop_trailing_teasers`]: a short line between teasers (a teaser's title, its date, a
-/// "Related posts" heading) belongs to the list.
+/// "Related posts" heading, a blog's "← previous · next →" links) belongs to the list, at most
+/// [`TEASER_TITLE_LINES`] of them above a teaser: more are the story's own short closing lines
+/// (a list of bullets, a sign-off), and stay. With 2, the train splits lost 5 pages' gains to
+/// those links and headings; with 6, none; with no bound, a story's closing list would go.
 const TEASER_TITLE_WORDS: usize = 15;
+const TEASER_TITLE_LINES: usize = 6;
 
-/// Is this (trimmed) line a teaser ([`TEASER_MIN_WORDS`])?
-fn is_teaser(line: &str) -> bool {
+/// Does this (trimmed) line end in an ellipsis, and is it a teaser ([`TEASER_MIN_WORDS`], the
+/// ellipsis not counted)?
+fn teaser(line: &str) -> (bool, bool) {
     let l = line.trim_end_matches([']', ')']).trim_end();
-    let cut = l.ends_with('…') || l.ends_with("...");
-    cut && words_up_to(line, TEASER_MIN_WORDS) >= TEASER_MIN_WORDS
+    let Some(body) = l.strip_suffix('…').or_else(|| l.strip_suffix("...")) else { return (false, false) };
+    let body = body.trim_end().trim_end_matches(['[', '(']);
+    (true, words_up_to(body, TEASER_MIN_WORDS) >= TEASER_MIN_WORDS)
 }
 
 /// Drops a list of teasers of other pages that ends the text ([`TEASER_MIN_WORDS`]): from the
-/// last line back, the teasers and the short lines among them, when there are at least
+/// last line back, the teasers and the short lines among them ([`TEASER_TITLE_LINES`] at most
+/// above each), when there are at least
 /// [`TEASER_MIN_RUN`] teasers after at least [`TEASER_MIN_BEFORE`] words of other text. A
 /// story's own paragraphs end in a full stop; a cut summary is another page's. Measured over
 /// the chosen text of every dev and train page of the five sets (`pipeline extract`, scored
 /// as `score.py` does): 23 pages change, 22 up (dragnet's blog posts above "Related posts",
 /// wcxb's themes' recent-article lists; dragnet-1149 0.51 → 0.88) and 1 down (wcxb-4120 0.97 →
-/// 0.89: a story whose last paragraphs are quotes cut short); one teaser, or a run ending
-/// after fewer words, changed more pages the wrong way (models/README.md, "Span chooser",
-/// session 49).
+/// 0.89: a story whose last paragraphs are quotes cut short); one teaser changed more pages
+/// the wrong way (models/README.md, "Span chooser", session 49).
 pub fn drop_trailing_teasers(text: &mut String) {
-    let (mut cut, mut teasers) = (None, 0);
+    // `anchor`: the start of the last line cut short that was read (the list's topmost so far).
+    let (mut cut, mut anchor, mut teasers, mut titles) = (None, None, 0, 0);
     let mut end = text.len();
     while end > 0 {
         let start = text[..end].rfind('\n').map_or(0, |i| i + 1);
         let line = text[start..end].trim();
+        let (cut_short, long_enough) = teaser(line);
         if line.is_empty() {
-        } else if is_teaser(line) {
+        } else if long_enough {
             teasers += 1;
-            cut = Some(start);
+            titles = 0;
+            (cut, anchor) = (Some(start), Some(start));
         } else if teasers > 0 && words_up_to(line, TEASER_TITLE_WORDS) < TEASER_TITLE_WORDS {
+            // A short line cut short ("Details... Read more...") is a teaser too short to count,
+            // but still one of the list's: the lines above it are its title and date.
+            if cut_short {
+                titles = 0;
+                anchor = Some(start);
+            } else if titles == TEASER_TITLE_LINES {
+                // More short lines than a teaser's title, date and heading: the story's own
+                // (a list, a sign-off), and so are those read since the last teaser.
+                cut = anchor;
+                break;
+            } else {
+                titles += 1;
+            }
             cut = Some(start);
         } else {
             break;
@@ -486,11 +508,23 @@ pub(super) mod tests {
             format!("{story}\n\nRelated posts\n\n{}\n\n{}\n\n{}…", teaser(1), teaser(2), "x ".repeat(9).trim_end());
         drop_trailing_teasers(&mut text);
         assert_eq!(text, story);
+        // The story's own short closing lines stay: more short lines above a teaser than a
+        // title, a date and a heading are the story's.
+        let bullets = "The trial resumes on Monday.\n\n- One\n\n- Two\n\n- Three\n\n- Four\n\n- Five\n\n- Six";
+        let mut text = format!("{story}\n\n{bullets}\n\nRelated\n\n{}\n\n{}", teaser(1), teaser(2));
+        drop_trailing_teasers(&mut text);
+        assert_eq!(text, format!("{story}\n\n{bullets}\n\nRelated\n\nTitle 1"));
+        // Up to six short lines above the topmost teaser go with the list.
+        let mut text = format!("{story}\n\n←\n\nPrevious post\n\n→\n\nRecent posts:\n\n{}\n\n{}", teaser(1), teaser(2));
+        drop_trailing_teasers(&mut text);
+        assert_eq!(text, story);
         for kept in [
             format!("{story}\n\n{}", teaser(1)),
             format!("Our latest posts.\n\n{}\n\n{}\n\n{}", teaser(1), teaser(2), teaser(3)),
             format!("{story}\n\n{story}"),
             format!("{story}\n\nToo short to be one...\n\nNor this one…"),
+            // Seven words and the ellipsis are not eight words.
+            format!("{story}\n\none two three four five six seven […]\n\none two three four five six seven …"),
         ] {
             let mut text = kept.clone();
             drop_trailing_teasers(&mut text);
