@@ -87,20 +87,20 @@ async fn handle(State(site): State<Site>, uri: Uri, _h: HeaderMap) -> Response {
     };
     let ok = |ct: &str, body: String| Response::builder().header("content-type", ct).body(Body::from(body)).unwrap();
     let base = &site.article_base;
+    // A feed listing these paths of the articles' host, each titled by its path.
+    let listing = |paths: &[&str]| {
+        let items: String =
+            paths.iter().map(|p| format!("<item><title>{p}</title><link>{base}{p}</link></item>")).collect();
+        ok(
+            "application/rss+xml",
+            format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
+        )
+    };
     match path.as_str() {
         "/robots.txt" if hit <= site.robots_failures => Response::builder().status(503).body(Body::empty()).unwrap(),
         "/robots.txt" if site.disallow.is_empty() => ok("text/plain", "User-agent: *\nAllow: /\n".into()),
         "/robots.txt" => ok("text/plain", format!("User-agent: *\nDisallow: {}\n", site.disallow)),
-        "/feed.xml" => {
-            let items: String = ["/a/1", "/a/2", "/moved"]
-                .iter()
-                .map(|p| format!("<item><title>{p}</title><link>{base}{p}</link></item>"))
-                .collect();
-            ok(
-                "application/rss+xml",
-                format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
-            )
-        }
+        "/feed.xml" => listing(&["/a/1", "/a/2", "/moved"]),
         "/flaky.xml" => ok(
             "application/rss+xml",
             format!(
@@ -117,26 +117,8 @@ async fn handle(State(site): State<Site>, uri: Uri, _h: HeaderMap) -> Response {
                  <item><title>hangs</title><link>{base}/hang</link></item></channel></rss>"
             ),
         ),
-        "/same.xml" => {
-            let items: String = ["/a/1", "/to/1?utm_source=x&amp;ref=feed", "/to/1?ref=other"]
-                .iter()
-                .map(|p| format!("<item><title>{p}</title><link>{base}{p}</link></item>"))
-                .collect();
-            ok(
-                "application/rss+xml",
-                format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
-            )
-        }
-        "/stale.xml" => {
-            let items: String = ["/once-to/1", "/a/1", "/hang-once"]
-                .iter()
-                .map(|p| format!("<item><title>{p}</title><link>{base}{p}</link></item>"))
-                .collect();
-            ok(
-                "application/rss+xml",
-                format!("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>{items}</channel></rss>"),
-            )
-        }
+        "/same.xml" => listing(&["/a/1", "/to/1?utm_source=x&amp;ref=feed", "/to/1?ref=other"]),
+        "/stale.xml" => listing(&["/once-to/1", "/a/1", "/hang-once"]),
         // A redirector that leads to an article once, then is gone.
         "/once-to/1" if hit == 1 => {
             Response::builder().status(301).header("location", "/a/1").body(Body::empty()).unwrap()
@@ -398,20 +380,25 @@ fn article_row(out: &Path, path: &str) -> Option<(u32, u32, u32, String)> {
         .flatten()
 }
 
-/// Starts a continuous or `--once` run of `cfg`, waits until `ready` holds of the output
-/// folder (at most a minute), then kills the process with SIGKILL.
-fn run_until_then_kill_9(cfg: &Path, out: &Path, resume: bool, ready: impl Fn(&Path) -> bool) {
+/// Starts a run of `cfg` (resuming its output or not), its output and log thrown away.
+fn spawn_run(cfg: &Path, resume: bool) -> std::process::Child {
     let mut args = vec!["--config", cfg.to_str().unwrap()];
     if resume {
         args.push("--resume");
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+    Command::new(env!("CARGO_BIN_EXE_pipeline"))
         .args(&args)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Starts a continuous or `--once` run of `cfg`, waits until `ready` holds of the output
+/// folder (at most a minute), then kills the process with SIGKILL.
+fn run_until_then_kill_9(cfg: &Path, out: &Path, resume: bool, ready: impl Fn(&Path) -> bool) {
+    let mut child = spawn_run(cfg, resume);
     let deadline = Instant::now() + Duration::from_secs(60);
     while !ready(out) {
         if let Some(s) = child.try_wait().unwrap() {
@@ -564,17 +551,7 @@ fn sigterm_lets_a_fetch_in_flight_go_at_once_without_counting_it_against_the_art
     let hangs = || server.hits.lock().unwrap().get("articles/hang").copied().unwrap_or(0);
     let rounds = article_pipeline::pipeline::feeds_run::MAX_CRASHES + 1;
     for i in 0..rounds {
-        let mut args = vec!["--config", cfg.to_str().unwrap()];
-        if i > 0 {
-            args.push("--resume");
-        }
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
-            .args(&args)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_run(&cfg, i > 0);
         let deadline = Instant::now() + Duration::from_secs(60);
         while hangs() <= i {
             assert!(Instant::now() < deadline, "round {i}: /hang not asked");

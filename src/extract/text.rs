@@ -368,12 +368,15 @@ pub fn drop_trailing_teasers(text: &mut String) {
     // `anchor`: the start of the last line cut short that was read (the list's topmost so far).
     let (mut cut, mut anchor, mut teasers, mut titles) = (None, None, 0, 0);
     let mut end = text.len();
-    while end > 0 {
-        let start = text[..end].rfind('\n').map_or(0, |i| i + 1);
-        let line = text[start..end].trim();
-        let (cut_short, long_enough) = teaser(line);
+    for line in text.rsplit('\n') {
+        let start = end - line.len();
+        end = start.saturating_sub(1);
+        let line = line.trim();
         if line.is_empty() {
-        } else if long_enough {
+            continue;
+        }
+        let (cut_short, long_enough) = teaser(line);
+        if long_enough {
             teasers += 1;
             titles = 0;
             (cut, anchor) = (Some(start), Some(start));
@@ -393,10 +396,6 @@ pub fn drop_trailing_teasers(text: &mut String) {
             }
             cut = Some(start);
         } else {
-            break;
-        }
-        end = start.saturating_sub(1);
-        if start == 0 {
             break;
         }
     }

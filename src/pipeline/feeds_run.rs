@@ -912,7 +912,7 @@ impl Crawl {
                 )
                 .optional()
                 .map_err(db_err(&self.db_path))?;
-            if st.in_flight.contains(url) || open.is_some_and(|n| n > 0) && st.queued.contains(url) {
+            if st.in_flight.contains(url) || (open.is_some_and(|n| n > 0) && st.queued.contains(url)) {
                 return Ok(true);
             }
             st.alone = None;
