@@ -35,7 +35,9 @@
 //!   scores pages of layouts an adapted model never saw with its base model.
 //! - [`extract`]: the synchronous, I/O-free [`extract::Extractor`] wiring a scorer to the
 //!   maximum subsequence and turning the chosen span into clean text (HR constraint, cleaning
-//!   rules, paragraph layout; [`extract::furniture`] and [`extract::phrases`] hold what the
+//!   rules, paragraph layout; [`extract::span`] corrects the run the maximum subsequence
+//!   found (furniture escape, title anchor, extra spans), [`extract::candidates`] gives the
+//!   learned chooser its rivals, [`extract::furniture`] and [`extract::phrases`] hold what the
 //!   span's markup and words mark as furniture); every knob is a field of
 //!   [`extract::ExtractOptions`].
 //! - [`eval`]: the metrics of `../shared/peers/score.py`, reimplemented to agree with it;

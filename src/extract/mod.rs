@@ -8,16 +8,17 @@ pub mod candidates;
 pub mod furniture;
 pub mod lists;
 pub mod phrases;
+pub mod span;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
 
-use crate::html::normalize::push_lower_words;
 use crate::html::{Token, TokenKind, TokenSink, TokenizeError, Tokenizer, TokenizerOptions, tags};
 use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, chooser, max_subsequence};
 use crate::site_memory::{self, SiteLookup, SiteMemoryOptions};
 use candidates::Candidate;
+use span::{ANCHOR_MAX_H1, MAX_HEADINGS, anchor, escape_furniture, extra_spans, mostly_furniture, title_heading};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
 ///
@@ -881,153 +882,6 @@ fn chooser_of<'s>(o: &ExtractOptions, scorer: &'s dyn Scorer) -> Option<(&'s cho
     }
 }
 
-/// The headline the title anchor holds to: the heading (`<h1>`, `<h2>`, `<h3>`) that best
-/// matches the page's `<title>`, that is with the most of its words found in the title, at
-/// least two and at least 60 % of its own (the first on a tie). The `<title>` names the page's
-/// article; the heading that repeats it is where the article starts. A blog names the post in
-/// an `<h2>` or `<h3>` under the blog's `<h1>`, and its `<title>` holds both ("Blog: Post"):
-/// the post's heading matches more words. A news page with `<h1>` logos and section names
-/// ([`ANCHOR_MAX_H1`]) still has one that repeats its title. Deeper headings are left out:
-/// product cards and FAQ entries repeat the title's words too (wcxb dev).
-/// Without a match, the first `<h1>` is the headline, as before. Dev F1 with site memory off
-/// (docs/evaluation.md, "Title anchor"): dragnet 0.892 → 0.897, wcxb 0.821 → 0.823, the other
-/// sets unchanged.
-fn title_heading(page: &str, tokens: &[Token], headings: &[u32], title: &str) -> Option<usize> {
-    if headings.is_empty() {
-        return None;
-    }
-    // Words as lower-cased runs of letters and digits, so that "Apple-Samsung", "Joe's" and
-    // "&amp;" read the same in the (decoded) title and in the heading's tokens.
-    let mut title_lower = String::new();
-    push_lower_words(title, &mut title_lower);
-    let title_words: std::collections::HashSet<&str> = title_lower.split(' ').filter(|w| !w.is_empty()).collect();
-    if title_words.len() < 2 {
-        return None;
-    }
-    let (mut decoded, mut lower) = (String::new(), String::new());
-    let mut best: Option<(usize, usize)> = None;
-    for &at in headings {
-        let at = at as usize;
-        let tag = tokens[at].tag;
-        // Its words and the words found in the title, up to its end tag; a heading that another
-        // opens inside, or that runs on, is none.
-        let (mut n, mut m) = (0usize, 0usize);
-        for t in tokens.iter().skip(at + 1).take(HEADING_MAX_TOKENS) {
-            match t.kind {
-                TokenKind::EndTag if t.tag == tag => {
-                    if m >= 2 && m * 10 >= n * 6 && best.is_none_or(|b| m > b.0) {
-                        best = Some((m, at));
-                    }
-                    break;
-                }
-                TokenKind::StartTag if matches!(t.tag, tags::H1 | tags::H2 | tags::H3) => break,
-                TokenKind::Word => {
-                    let text = if t.has_entity {
-                        decoded.clear();
-                        crate::html::entities::decode_into(t.raw(page), &mut decoded);
-                        decoded.as_str()
-                    } else {
-                        t.raw(page)
-                    };
-                    lower.clear();
-                    push_lower_words(text, &mut lower);
-                    for w in lower.split(' ').filter(|w| !w.is_empty()) {
-                        n += 1;
-                        m += usize::from(title_words.contains(w));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    best.map(|b| b.1)
-}
-
-/// Headings [`title_heading`] reads: a page of more than this many is a listing, and its title
-/// is in one of the first.
-const MAX_HEADINGS: usize = 256;
-/// A heading of more tokens is not read to its end: no headline is that long.
-const HEADING_MAX_TOKENS: usize = 512;
-
-/// How far after the headline an anchored run may start, in tokens
-/// ([`ExtractOptions::title_anchor_ratio`]): room for a byline, a date and a lead image.
-pub const ANCHOR_WINDOW: usize = 150;
-/// Pages with more `<h1>` than this use them for logos and section titles: the first is no
-/// headline (a heading that repeats the `<title>` still is, [`title_heading`]).
-pub const ANCHOR_MAX_H1: u32 = 2;
-
-/// The span to extract given the headline at token `h1`: `best` itself when it holds the
-/// headline or starts within [`ANCHOR_WINDOW`] tokens after it; else the best of the maximal
-/// segments `segs` starting in that window, if worth at least `ratio` of `best`.
-fn anchor(segs: &[Segment], best: Segment, h1: usize, ratio: f64) -> Segment {
-    let window = h1..=h1 + ANCHOR_WINDOW;
-    if window.contains(&best.start) || (best.start..=best.end).contains(&h1) {
-        return best;
-    }
-    segs.iter()
-        .filter(|g| window.contains(&g.start) && g.value >= ratio * best.value)
-        .max_by(|a, b| a.value.total_cmp(&b.value))
-        .copied()
-        .unwrap_or(best)
-}
-
-/// The best of the maximal segments `segs` not inside furniture among the
-/// [`ESCAPE_CANDIDATES`] most valuable, if worth at least `ratio` of `best` (which is inside
-/// furniture). Else, when the page's `headline` comes before `best` and away from it, the best
-/// run outside furniture that holds the headline or starts within [`ANCHOR_WINDOW`] tokens
-/// after it and is worth [`ESCAPE_MIN_STORY`]: a story of a paragraph under a thread of
-/// hundreds of comments (Slashdot, blogs) is worth a few hundredths of the thread, but it is
-/// where the headline is. A thread that starts right under its headline (`best` in the
-/// window) is the page's own content: a forum's posts, an article in a box named for
-/// furniture. Else `best`.
-fn escape_furniture(
-    page: &str,
-    tokens: &[Token],
-    segs: &[Segment],
-    best: Segment,
-    headline: Option<usize>,
-    ratio: f64,
-    more: bool,
-) -> Segment {
-    let mut others: Vec<Segment> =
-        segs.iter().filter(|g| (g.start, g.end) != (best.start, best.end)).copied().collect();
-    others.sort_by(|a, b| b.value.total_cmp(&a.value));
-    let outside = |g: &&Segment| !furniture::inside_furniture(page, tokens, g.start, more);
-    if let Some(g) = others.iter().filter(|g| g.value >= ratio * best.value).take(ESCAPE_CANDIDATES).find(outside) {
-        return *g;
-    }
-    let Some(h) = headline else { return best };
-    let story = |g: &&Segment| {
-        ((h..=h + ANCHOR_WINDOW).contains(&g.start) || (g.start..=g.end).contains(&h))
-            && g.value >= ESCAPE_MIN_STORY
-            && best.start > g.end + ANCHOR_WINDOW
-    };
-    others.iter().filter(story).find(outside).copied().unwrap_or(best)
-}
-
-/// Does run `seg` start inside furniture ([`furniture::inside_furniture`]) and hold most of its
-/// value there ([`furniture::furniture_end`])? Only then is it a comment thread to escape from.
-fn mostly_furniture(page: &str, tokens: &[Token], scores: &[f64], seg: Segment, more: bool) -> bool {
-    let Some(end) = furniture::furniture_end(page, tokens, seg.start, more) else {
-        return false;
-    };
-    let value = |r: std::ops::Range<usize>| scores.get(r).map_or(0.0, |s| s.iter().filter(|&&v| v > 0.0).sum::<f64>());
-    let inside = value(seg.start..end.min(seg.end + 1));
-    let all = value(seg.start..seg.end + 1);
-    inside >= 0.5 * all
-}
-
-/// Runs tried, most valuable first, when the best one is inside furniture.
-const ESCAPE_CANDIDATES: usize = 8;
-
-/// The least value of a run at the headline that the furniture escape takes whatever its
-/// share of the thread (Naive Bayes scores are p − 0.5 a token, so a sentence or two of
-/// story). A forum's title bar above its posts is worth less: on the dev and train pages
-/// where the headline's run was tried, forum title bars scored 0.1–4.4 (the posts are the
-/// gold there) and the stories under comment threads 9–130, except two video posts of a
-/// line (0.9 and 1.3), which stay lost. Any floor from 5 to 8 makes the same choices there.
-const ESCAPE_MIN_STORY: f64 = 5.0;
-
 /// A span the first furniture list leaves with fewer words than this, read without it, gives
 /// at least [`FURNITURE_EMPTIED_MIN_WHOLE`] words and [`FURNITURE_EMPTIED_FACTOR`] times as
 /// many: it is read without it. Measured on the train splits before the dev sets (wcxb train
@@ -1081,39 +935,6 @@ fn unwrap_noscript(page: &str) -> Option<String> {
         out.push_str(&page[last..]);
         out
     })
-}
-
-/// Other runs that must pass the extra-span floor before a page counts as a page of many
-/// items ([`ExtractOptions::multi_item_ratio`]). With 2, no dev set but wcxb (listings,
-/// collections, forums) changed; with 1, dragnet lost 0.0006.
-pub const MULTI_ITEM_RUNS: usize = 2;
-
-/// The least value of an item kept on a page of many items (about 16 confident words; 5 and
-/// 10 measured the same).
-pub const MULTI_ITEM_MIN: f64 = 8.0;
-
-/// The spans kept with [`ExtractOptions::extra_span_ratio`], in page order: the best span
-/// `main` (value `best`) and every other of the maximal segments `segs` worth at least `ratio · best` and
-/// `min` (`floor`), or, when [`MULTI_ITEM_RUNS`] other segments pass that, every one worth
-/// `multi · best` and [`MULTI_ITEM_MIN`]. The best span is itself a maximal segment (no
-/// extension of it gains, no part of it is worth more), so it is found among them; it is added
-/// back should ties or rounding split it differently.
-fn extra_spans(
-    segs: &[Segment],
-    main: (usize, usize),
-    best: f64,
-    floor: (f64, f64),
-    multi: f64,
-) -> Vec<(usize, usize)> {
-    let others = || segs.iter().filter(|g| g.end < main.0 || g.start > main.1);
-    let mut floor = (best * floor.0).max(floor.1);
-    if multi > 0.0 && others().filter(|g| g.value >= floor).count() >= MULTI_ITEM_RUNS {
-        floor = floor.min((best * multi).max(MULTI_ITEM_MIN));
-    }
-    let mut spans: Vec<(usize, usize)> = others().filter(|g| g.value >= floor).map(|g| (g.start, g.end)).collect();
-    let at = spans.partition_point(|&(s, _)| s < main.0);
-    spans.insert(at, main);
-    spans
 }
 
 /// The multi-span output ([`Selection::PositiveTokens`]): every text token scoring above 0,
@@ -1188,6 +1009,7 @@ pub fn is_text(kind: TokenKind) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::span::{ANCHOR_WINDOW, HEADING_MAX_TOKENS};
     use super::*;
 
     /// Every knob round-trips through its flags: `to_flags` and the CLI read the same
