@@ -73,6 +73,7 @@ const BOILERPLATE_NAMES: &[&str] = &[
     "usertitle",
     "wp-block-button",
     "elementor-button",
+    "nocontent",
 ];
 
 /// More furniture, screened later (session 7) on the current defaults: post footers
