@@ -71,6 +71,7 @@ const BOILERPLATE_NAMES: &[&str] = &[
     "element-invisible",
     "hidden-accessible",
     "usertitle",
+    "message-userextras",
     "wp-block-button",
     "elementor-button",
     "nocontent",
