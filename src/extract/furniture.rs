@@ -235,6 +235,7 @@ struct SpanTag<'a> {
     role: Option<&'a [u8]>,
     item: bool,
     hidden: bool,
+    nosnippet: bool,
     style: Option<&'a [u8]>,
 }
 
@@ -250,6 +251,10 @@ impl<'a> SpanTag<'a> {
                 5 if name.eq_ignore_ascii_case(b"style") => &mut t.style,
                 6 if name.eq_ignore_ascii_case(b"hidden") => {
                     t.hidden = true;
+                    continue;
+                }
+                14 if name.eq_ignore_ascii_case(b"data-nosnippet") => {
+                    t.nosnippet = true;
                     continue;
                 }
                 8 | 9 if name.eq_ignore_ascii_case(b"itemprop") || name.eq_ignore_ascii_case(b"itemscope") => {
@@ -490,7 +495,7 @@ pub fn furniture_and_microdata_mask(
         }
         let t = SpanTag::read(raw);
         (lists != 0 && t.names(FURNITURE_BITS) & lists != 0)
-            || (more && t.more_role())
+            || (more && (t.more_role() || t.nosnippet))
             || (hidden_microdata && t.hidden_microdata())
     });
 }
