@@ -1374,6 +1374,44 @@ mod tests {
     }
 
     #[test]
+    fn what_sites_mark_as_no_content_and_a_posters_stats_are_dropped() {
+        // Google Custom Search's `nocontent` class (Yahoo's `robots-nocontent`), Google's
+        // `data-nosnippet` attribute (second list), and XenForo's stats under a poster's name.
+        let html = format!(
+            "<article><p>{}</p><div class=\"robots-nocontent promo\">{}</div><p>{}</p>\
+             <div data-nosnippet>{}</div><p>{}</p>\
+             <div class=\"message-userExtras\"><dl class=pairs>{}</dl></div><p>{}</p></article>",
+            words("one", 60),
+            words("marked", 6),
+            words("two", 60),
+            words("snip", 6),
+            words("three", 60),
+            words("joined", 4),
+            words("four", 60)
+        );
+        let got = text(&html, ExtractOptions::default());
+        assert!(["one59", "two59", "three59", "four59"].iter().all(|w| got.contains(w)), "{got}");
+        for dropped in ["marked0", "snip0", "joined0"] {
+            assert!(!got.contains(dropped), "{dropped} in {got}");
+        }
+        let kept = text(&html, ExtractOptions { drop_more_furniture: false, ..ExtractOptions::default() });
+        assert!(kept.contains("snip0") && !kept.contains("marked0"), "{kept}");
+    }
+
+    #[test]
+    fn a_you_may_like_heading_ends_the_story() {
+        // A theme's related-posts box in Portuguese, inside the story's column.
+        let html = format!(
+            "<div class=col><article><p>{}</p></article><article><h3>Você pode gostar...</h3>\
+             <article><p>{}</p></article></article></div>",
+            words("story", 60),
+            words("other", 60)
+        );
+        let got = text(&html, ExtractOptions::default());
+        assert!(got.contains("story59") && !got.contains("other0"), "{got}");
+    }
+
+    #[test]
     fn page_builders_buttons_datestamps_and_copyright_lines_are_dropped() {
         // WordPress's and Elementor's call-to-action buttons between paragraphs, a post's
         // datestamp and a photo's copyright line.

@@ -52,6 +52,8 @@ const SECTION_END: &[&str] = &[
     "related coverage",
     "you may also like",
     "you might also like",
+    // Themes' related-posts heading without the "also", in each language below (session 50,
+    // from aeb-0126's "Você pode gostar...": no train page has one).
     "you may like",
     "you might like",
     "more stories",
