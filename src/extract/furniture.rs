@@ -48,7 +48,11 @@ use crate::html::{Token, TokenKind};
 /// are not content (train 10 pages up, none down; dev 2 up, none down), and XenForo's
 /// `message-userExtras`, the joined date, message count and reaction score under a poster's
 /// name (train 15 up, none down; dev 2 up, none down). Not `<label>` (train +0.0001, dev
-/// −0.0005: 76 pages moved both ways).
+/// −0.0005: 76 pages moved both ways). And, by attribute, Google's `data-nosnippet`, the site's
+/// mark of text not to quote as its snippet (on the pages it changes: a "call us" banner, a demo
+/// payment form, "Advertisement" labels; train 2 pages up, dev 2 up, none down). In this list,
+/// not the second, so that a span it would empty (a publisher that marks its whole story) is
+/// read without it ([`crate::extract::FURNITURE_EMPTIED_WORDS`]).
 const BOILERPLATE_NAMES: &[&str] = &[
     "comment",
     "related",
@@ -128,10 +132,6 @@ const MORE_TAGS: &[TagId] = &[
 /// `<nav>`, `contentinfo` the page's `<footer>` (session 37: dev 5 pages up, none down; train
 /// 3 up, 1 down, wcxb-3010 0.78 → 0.76). `complementary` (`<aside>`) was not taken: train 1
 /// down, dev none changed.
-///
-/// Also in the second list, by attribute: Google's `data-nosnippet`, the site's mark of text not
-/// to show as its page's snippet (session 50; on the pages it changes, a "call us" banner, a demo
-/// payment form and "Advertisement" labels: train 2 pages up, dev 2 up, none down).
 const MORE_ROLES: &[&[u8]] = &[b"navigation", b"contentinfo"];
 
 /// Does this start tag's id or class name page furniture?
@@ -235,8 +235,8 @@ fn in_modifier_class(v: &[u8], i: usize) -> bool {
 const MODIFIER_PREFIXES: &[&str] = &["tag-", "category-", "format-", "has-", "with-", "no-"];
 
 /// What the span filters read of a start tag, in one walk of its attributes: its first `class`
-/// and `id` values, whether it is a microdata element (`itemscope` / `itemprop`), whether it
-/// has the `hidden` attribute, and its first `style` value. Read once for the furniture lists
+/// and `id` values, its `role`, whether it is a microdata element (`itemscope` / `itemprop`),
+/// whether it has the `hidden` or the `data-nosnippet` attribute, and its first `style` value. Read once for the furniture lists
 /// and the hidden-microdata filter (each had searched the raw tag on its own: 60 M of the span
 /// filters' 152 M instructions, callgrind of every fifth aeb + wcxb dev page).
 #[derive(Default)]
@@ -476,7 +476,8 @@ const MAIN_BIT: u64 = {
 
 /// Keep-mask that drops, inside the span, every element the chosen furniture lists name, with
 /// its whole subtree (to the end of the span when it is not closed inside it: the span then
-/// ran on into that section). `boilerplate`: [`BOILERPLATE_NAMES`] by id/class; `more`:
+/// ran on into that section). `boilerplate`: [`BOILERPLATE_NAMES`] by id/class and
+/// `data-nosnippet` by attribute; `more`:
 /// [`MORE_NAMES`] by id/class, [`MORE_TAGS`] by element and [`MORE_ROLES`] by role. Both lists
 /// in one pass drop what the two passes one after the other drop (a subtree inside a dropped
 /// one goes either way), for one look at each start tag instead of two.
@@ -506,7 +507,8 @@ pub fn furniture_and_microdata_mask(
         }
         let t = SpanTag::read(raw);
         (lists != 0 && t.names(FURNITURE_BITS) & lists != 0)
-            || (more && (t.more_role() || t.nosnippet))
+            || (boilerplate && t.nosnippet)
+            || (more && t.more_role())
             || (hidden_microdata && t.hidden_microdata())
     });
 }

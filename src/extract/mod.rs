@@ -18,7 +18,8 @@ use crate::metadata::{ArticleMeta, Collector, Context, Signals, resolve};
 use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Structure, chooser, max_subsequence};
 use crate::site_memory::{self, SiteLookup, SiteMemoryOptions};
 use candidates::Candidate;
-use span::{ANCHOR_MAX_H1, MAX_HEADINGS, anchor, escape_furniture, extra_spans, mostly_furniture, title_heading};
+pub use span::{ANCHOR_MAX_H1, ANCHOR_WINDOW, MULTI_ITEM_MIN, MULTI_ITEM_RUNS};
+use span::{MAX_HEADINGS, anchor, escape_furniture, extra_spans, mostly_furniture, title_heading};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
 ///
@@ -38,12 +39,13 @@ pub struct ExtractOptions {
     #[arg(long)]
     pub clean: bool,
     /// Drop elements inside the span whose id/class names page furniture (comments, share
-    /// bars, related stories; [`furniture::boilerplate_mask`]), and the labels of ad slots
+    /// bars, related stories; [`furniture::boilerplate_mask`]) or that the site marks
+    /// `data-nosnippet`, and the labels of ad slots
     /// ("Advertisement", "Sponsored"; [`phrases::ad_label_mask`]), the later copies of a
     /// passage the page prints twice ([`text::drop_repeated_passages`]), and a list of other
     /// pages' cut summaries that ends the text ([`text::drop_trailing_teasers`]). Default: on
     /// (pooled dev F1 of the default model 0.841 without either filter, 0.851 with both; README).
-    #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories…, ad labels, later copies of a passage of 300 words or more and a closing list of other pages' summaries cut short with an ellipsis (dropped by default)")]
+    #[arg(long = "keep-boilerplate", action = clap::ArgAction::SetFalse, help = "Keep elements inside the span whose id/class names comments, share bars, related stories…, or that the site marks data-nosnippet, ad labels, later copies of a passage of 300 words or more and a closing list of other pages' summaries cut short with an ellipsis (dropped by default)")]
     pub drop_boilerplate: bool,
     /// Drop, inside the span, the second furniture list: post footers and author boxes by
     /// id/class, `<aside>`, `<figcaption>`, `<footer>` and `<nav>` (and the roles `navigation`
@@ -1009,7 +1011,7 @@ pub fn is_text(kind: TokenKind) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::span::{ANCHOR_WINDOW, HEADING_MAX_TOKENS};
+    use super::span::HEADING_MAX_TOKENS;
     use super::*;
 
     /// Every knob round-trips through its flags: `to_flags` and the CLI read the same
@@ -1376,7 +1378,7 @@ mod tests {
     #[test]
     fn what_sites_mark_as_no_content_and_a_posters_stats_are_dropped() {
         // Google Custom Search's `nocontent` class (Yahoo's `robots-nocontent`), Google's
-        // `data-nosnippet` attribute (second list), and XenForo's stats under a poster's name.
+        // `data-nosnippet` attribute, and XenForo's stats under a poster's name.
         let html = format!(
             "<article><p>{}</p><div class=\"robots-nocontent promo\">{}</div><p>{}</p>\
              <div data-nosnippet>{}</div><p>{}</p>\
@@ -1394,8 +1396,13 @@ mod tests {
         for dropped in ["marked0", "snip0", "joined0"] {
             assert!(!got.contains(dropped), "{dropped} in {got}");
         }
-        let kept = text(&html, ExtractOptions { drop_more_furniture: false, ..ExtractOptions::default() });
-        assert!(kept.contains("snip0") && !kept.contains("marked0"), "{kept}");
+        let kept = text(&html, ExtractOptions { drop_boilerplate: false, ..ExtractOptions::default() });
+        assert!(["marked0", "snip0", "joined0"].iter().all(|w| kept.contains(w)), "{kept}");
+        // A publisher that marks its whole story `data-nosnippet` (to keep it out of search
+        // snippets) still has its story read: the span it would empty is read without it.
+        let marked = format!("<h1>{}</h1><div data-nosnippet><p>{}</p></div>", words("head", 4), words("story", 60));
+        let got = text(&marked, ExtractOptions::default());
+        assert!(got.contains("story59"), "{got}");
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!   worth a share of the best one ([`extra_spans`], `ExtractOptions::extra_span_ratio` and
 //!   `multi_item_ratio`).
 //!
-//! Each works on the maximal segments (Ruzzo & Tompa) the extractor computes once a page; the
+//! The anchor, the escape and the extra spans choose among the maximal segments (Ruzzo & Tompa)
+//! the extractor computes once a page; the
 //! learned chooser ([`crate::scoring::chooser`]) then weighs what they chose against the
 //! page's lists and main element. Their settings and measurements: docs/evaluation.md.
 
@@ -83,12 +84,12 @@ pub(crate) fn title_heading(page: &str, tokens: &[Token], headings: &[u32], titl
 
 /// Headings [`title_heading`] reads: a page of more than this many is a listing, and its title
 /// is in one of the first.
-pub const MAX_HEADINGS: usize = 256;
+pub(crate) const MAX_HEADINGS: usize = 256;
 /// A heading of more tokens is not read to its end: no headline is that long.
-pub const HEADING_MAX_TOKENS: usize = 512;
+pub(crate) const HEADING_MAX_TOKENS: usize = 512;
 
 /// How far after the headline an anchored run may start, in tokens
-/// ([`ExtractOptions::title_anchor_ratio`]): room for a byline, a date and a lead image.
+/// ([`ExtractOptions::title_anchor_ratio`](super::ExtractOptions::title_anchor_ratio)): room for a byline, a date and a lead image.
 pub const ANCHOR_WINDOW: usize = 150;
 /// Pages with more `<h1>` than this use them for logos and section titles: the first is no
 /// headline (a heading that repeats the `<title>` still is, [`title_heading`]).
@@ -156,7 +157,7 @@ pub(crate) fn mostly_furniture(page: &str, tokens: &[Token], scores: &[f64], seg
 }
 
 /// Runs tried, most valuable first, when the best one is inside furniture.
-pub const ESCAPE_CANDIDATES: usize = 8;
+pub(crate) const ESCAPE_CANDIDATES: usize = 8;
 
 /// The least value of a run at the headline that the furniture escape takes whatever its
 /// share of the thread (Naive Bayes scores are p − 0.5 a token, so a sentence or two of
@@ -164,10 +165,10 @@ pub const ESCAPE_CANDIDATES: usize = 8;
 /// where the headline's run was tried, forum title bars scored 0.1–4.4 (the posts are the
 /// gold there) and the stories under comment threads 9–130, except two video posts of a
 /// line (0.9 and 1.3), which stay lost. Any floor from 5 to 8 makes the same choices there.
-pub const ESCAPE_MIN_STORY: f64 = 5.0;
+pub(crate) const ESCAPE_MIN_STORY: f64 = 5.0;
 
 /// Other runs that must pass the extra-span floor before a page counts as a page of many
-/// items ([`ExtractOptions::multi_item_ratio`]). With 2, no dev set but wcxb (listings,
+/// items ([`ExtractOptions::multi_item_ratio`](super::ExtractOptions::multi_item_ratio)). With 2, no dev set but wcxb (listings,
 /// collections, forums) changed; with 1, dragnet lost 0.0006.
 pub const MULTI_ITEM_RUNS: usize = 2;
 
@@ -175,9 +176,9 @@ pub const MULTI_ITEM_RUNS: usize = 2;
 /// 10 measured the same).
 pub const MULTI_ITEM_MIN: f64 = 8.0;
 
-/// The spans kept with [`ExtractOptions::extra_span_ratio`], in page order: the best span
-/// `main` (value `best`) and every other of the maximal segments `segs` worth at least `ratio · best` and
-/// `min` (`floor`), or, when [`MULTI_ITEM_RUNS`] other segments pass that, every one worth
+/// The spans kept with [`ExtractOptions::extra_span_ratio`](super::ExtractOptions::extra_span_ratio), in page order: the best span
+/// `main` (value `best`) and every other of the maximal segments `segs` worth at least
+/// `floor.0 · best` and `floor.1` (the ratio and its least value), or, when [`MULTI_ITEM_RUNS`] other segments pass that, every one worth
 /// `multi · best` and [`MULTI_ITEM_MIN`]. The best span is itself a maximal segment (no
 /// extension of it gains, no part of it is worth more), so it is found among them; it is added
 /// back should ties or rounding split it differently.
