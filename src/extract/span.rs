@@ -10,9 +10,8 @@
 //!   `multi_item_ratio`).
 //!
 //! The anchor, the escape and the extra spans choose among the maximal segments (Ruzzo & Tompa)
-//! the extractor computes once a page; the
-//! learned chooser ([`crate::scoring::chooser`]) then weighs what they chose against the
-//! page's lists and main element. Their settings and measurements: docs/evaluation.md.
+//! the extractor computes once a page; the learned chooser ([`crate::scoring::chooser`]) then
+//! weighs what they chose against the page's lists and main element. Their settings and measurements: docs/evaluation.md.
 
 use crate::html::normalize::push_lower_words;
 use crate::html::{Token, TokenKind, tags};
@@ -89,7 +88,8 @@ pub(crate) const MAX_HEADINGS: usize = 256;
 pub(crate) const HEADING_MAX_TOKENS: usize = 512;
 
 /// How far after the headline an anchored run may start, in tokens
-/// ([`ExtractOptions::title_anchor_ratio`](super::ExtractOptions::title_anchor_ratio)): room for a byline, a date and a lead image.
+/// ([`title_anchor_ratio`](super::ExtractOptions::title_anchor_ratio)): room for a byline, a
+/// date and a lead image.
 pub const ANCHOR_WINDOW: usize = 150;
 /// Pages with more `<h1>` than this use them for logos and section titles: the first is no
 /// headline (a heading that repeats the `<title>` still is, [`title_heading`]).
@@ -168,18 +168,19 @@ pub(crate) const ESCAPE_CANDIDATES: usize = 8;
 pub(crate) const ESCAPE_MIN_STORY: f64 = 5.0;
 
 /// Other runs that must pass the extra-span floor before a page counts as a page of many
-/// items ([`ExtractOptions::multi_item_ratio`](super::ExtractOptions::multi_item_ratio)). With 2, no dev set but wcxb (listings,
-/// collections, forums) changed; with 1, dragnet lost 0.0006.
+/// items ([`multi_item_ratio`](super::ExtractOptions::multi_item_ratio)). With 2, no dev set but
+/// wcxb (listings, collections, forums) changed; with 1, dragnet lost 0.0006.
 pub const MULTI_ITEM_RUNS: usize = 2;
 
 /// The least value of an item kept on a page of many items (about 16 confident words; 5 and
 /// 10 measured the same).
 pub const MULTI_ITEM_MIN: f64 = 8.0;
 
-/// The spans kept with [`ExtractOptions::extra_span_ratio`](super::ExtractOptions::extra_span_ratio), in page order: the best span
-/// `main` (value `best`) and every other of the maximal segments `segs` worth at least
-/// `floor.0 · best` and `floor.1` (the ratio and its least value), or, when [`MULTI_ITEM_RUNS`] other segments pass that, every one worth
-/// `multi · best` and [`MULTI_ITEM_MIN`]. The best span is itself a maximal segment (no
+/// The spans kept with [`extra_span_ratio`](super::ExtractOptions::extra_span_ratio), in page
+/// order: the best span `main` (value `best`) and every other of the maximal segments `segs`
+/// worth at least `floor.0 · best` and `floor.1` (the ratio and its least value), or, when
+/// [`MULTI_ITEM_RUNS`] other segments pass that, every one worth `multi · best` and
+/// [`MULTI_ITEM_MIN`]. The best span is itself a maximal segment (no
 /// extension of it gains, no part of it is worth more), so it is found among them; it is added
 /// back should ties or rounding split it differently.
 pub(crate) fn extra_spans(
