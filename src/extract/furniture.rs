@@ -422,6 +422,30 @@ pub fn furniture_end(page: &str, tokens: &[Token], at: usize, more: bool) -> Opt
     Some(tokens.len())
 }
 
+/// Does token `h` (the headline) sit in a story's container, an `<article>` or an element whose
+/// id/class names a post or an entry ([`POSITIVE_NAMES`], itself no furniture), that closes
+/// before token `at`? A blog's comments then follow its post outside the post's container,
+/// while a forum's posts share a container with the thread's title.
+pub fn story_closes_before(page: &str, tokens: &[Token], h: usize, at: usize) -> bool {
+    let mut open: Vec<(TagId, usize)> = Vec::new();
+    for (i, t) in tokens[..h.min(tokens.len())].iter().enumerate() {
+        step_open(&mut open, t, i);
+    }
+    let Some(k) = open.iter().rposition(|&(tag, i)| {
+        let f = names_in(tokens[i].raw(page), FURNITURE_BITS | STORY_BITS);
+        f & (F_BOILERPLATE | F_MORE) == 0 && (tag == tags::ARTICLE || f & F_POSITIVE != 0)
+    }) else {
+        return false;
+    };
+    for (i, t) in tokens.iter().enumerate().take(at).skip(h) {
+        step_open(&mut open, t, i);
+        if open.len() <= k {
+            return true;
+        }
+    }
+    false
+}
+
 /// Token `i` applied to the stack of open elements: a start tag (not void) opens one; an end
 /// tag closes to its matching start tag among the innermost 64, as the span filters do.
 fn step_open(open: &mut Vec<(TagId, usize)>, t: &Token, i: usize) {
@@ -465,6 +489,20 @@ fn furniture_ancestors(page: &str, tokens: &[Token], at: usize, more: bool) -> (
     }
     (outer, open)
 }
+
+/// The names of [`POSITIVE_NAMES`] that name a story rather than a layout's column (`main`,
+/// `content`, `body`, `text` also name the column of a forum's thread), as bits of [`CLASS_NAMES`].
+const STORY_BITS: u64 = {
+    let mut bits = 0;
+    let mut k = 0;
+    while k < POSITIVE_NAMES.len() {
+        if matches!(POSITIVE_NAMES[k].as_bytes(), b"article" | b"story" | b"post" | b"entry" | b"blog") {
+            bits |= 1 << (BOILERPLATE_NAMES.len() + MORE_NAMES.len() + k);
+        }
+        k += 1;
+    }
+    bits
+};
 
 /// The bit of `main` among [`CLASS_NAMES`] (in [`POSITIVE_NAMES`]), for [`names_in`].
 const MAIN_BIT: u64 = {

@@ -1265,6 +1265,34 @@ mod tests {
     }
 
     #[test]
+    fn a_post_of_a_line_escapes_the_thread_that_follows_its_container() {
+        // A blog's video or photo post: its headline and a line in the post's container, then a
+        // long comment thread outside it. The line is worth less than a forum's title bar, but
+        // the post's container closes before the thread starts: the post is the story.
+        let page = |open: &str, close: &str| {
+            format!(
+                "{open}<h1>Alpha beta</h1><p>{}</p>{close}{}<div id=comments><div class=c><p>{}</p></div></div>",
+                words("story", 2),
+                "<div></div>".repeat(ANCHOR_WINDOW),
+                words("reply", 600)
+            )
+        };
+        let escaped = ExtractOptions { furniture_escape_ratio: 0.1, ..one_span() };
+        for open in ["<div class=\"post hentry\">", "<article>"] {
+            let close = if open == "<article>" { "</article>" } else { "</div>" };
+            let got = text(&page(open, close), escaped.clone());
+            assert!(got.starts_with("Alpha beta") && !got.contains("reply0"), "{open}: {got}");
+        }
+        // A forum's title bar in the column that holds its posts too (`main`, `content` name a
+        // layout, not a story): the thread is the page's content.
+        let got = text(&page("<div class=p-body-main>", "</div>"), escaped.clone());
+        assert!(got.contains("reply0"), "{got}");
+        // Nor a title bar whose container is still open where the thread starts.
+        let got = text(&page("<div class=post>", ""), escaped);
+        assert!(got.contains("reply0"), "{got}");
+    }
+
+    #[test]
     fn a_story_that_opens_with_a_small_furniture_box_is_not_escaped() {
         // A gallery's launcher link opens the best run, then the story: most of the run's value
         // lies outside the furniture, so there is nothing to escape from (a 2013 story fell to

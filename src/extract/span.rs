@@ -116,9 +116,12 @@ pub(crate) fn anchor(segs: &[Segment], best: Segment, h1: usize, ratio: f64) -> 
 /// run outside furniture that holds the headline or starts within [`ANCHOR_WINDOW`] tokens
 /// after it and is worth [`ESCAPE_MIN_STORY`]: a story of a paragraph under a thread of
 /// hundreds of comments (Slashdot, blogs) is worth a few hundredths of the thread, but it is
-/// where the headline is. A thread that starts right under its headline (`best` in the
-/// window) is the page's own content: a forum's posts, an article in a box named for
-/// furniture. Else `best`.
+/// where the headline is. A run worth less is taken too when the headline sits in a story's
+/// container that closes before `best` ([`furniture::story_closes_before`]): a blog's video
+/// post of a line, whose comments follow outside the post (session 51: dragnet train 0305 and
+/// dev 1120, from no overlap; no page down). A thread that starts right under its headline
+/// (`best` in the window) is the page's own content: a forum's posts, an article in a box
+/// named for furniture. Else `best`.
 pub(crate) fn escape_furniture(
     page: &str,
     tokens: &[Token],
@@ -138,7 +141,8 @@ pub(crate) fn escape_furniture(
     let Some(h) = headline else { return best };
     let story = |g: &&Segment| {
         ((h..=h + ANCHOR_WINDOW).contains(&g.start) || (g.start..=g.end).contains(&h))
-            && g.value >= ESCAPE_MIN_STORY
+            && (g.value >= ESCAPE_MIN_STORY
+                || (g.value > 0.0 && furniture::story_closes_before(page, tokens, h, best.start)))
             && best.start > g.end + ANCHOR_WINDOW
     };
     others.iter().filter(story).find(outside).copied().unwrap_or(best)
@@ -164,7 +168,8 @@ pub(crate) const ESCAPE_CANDIDATES: usize = 8;
 /// story). A forum's title bar above its posts is worth less: on the dev and train pages
 /// where the headline's run was tried, forum title bars scored 0.1–4.4 (the posts are the
 /// gold there) and the stories under comment threads 9–130, except two video posts of a
-/// line (0.9 and 1.3), which stay lost. Any floor from 5 to 8 makes the same choices there.
+/// line (0.9 and 1.3), which only their post's container finds ([`escape_furniture`]). Any
+/// floor from 5 to 8 makes the same choices there.
 pub(crate) const ESCAPE_MIN_STORY: f64 = 5.0;
 
 /// Other runs that must pass the extra-span floor before a page counts as a page of many
