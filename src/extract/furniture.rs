@@ -422,25 +422,40 @@ pub fn furniture_end(page: &str, tokens: &[Token], at: usize, more: bool) -> Opt
     Some(tokens.len())
 }
 
-/// Does token `h` (the headline) sit in a story's container, an `<article>` or an element whose
-/// id/class names a post or an entry ([`POSITIVE_NAMES`], itself no furniture), that closes
-/// before token `at`? A blog's comments then follow its post outside the post's container,
-/// while a forum's posts share a container with the thread's title.
+/// Does the headline (its start tag, token `h`) sit in a story's container, an `<article>` or
+/// an element whose id/class names a story ([`STORY_BITS`]: `post`, `entry`, `article`,
+/// `story`, `blog`) and no furniture, that closes before token `at`? A blog's comments then
+/// follow its post outside the post's container, while a forum's posts share a container with
+/// the thread's title. The container is the innermost such element still open at the first
+/// word after the headline: a wrapper of the headline alone (`post-header`, `entry-title`)
+/// holds no story.
 pub fn story_closes_before(page: &str, tokens: &[Token], h: usize, at: usize) -> bool {
     let mut open: Vec<(TagId, usize)> = Vec::new();
     for (i, t) in tokens[..h.min(tokens.len())].iter().enumerate() {
         step_open(&mut open, t, i);
     }
-    let Some(k) = open.iter().rposition(|&(tag, i)| {
+    let depth = open.len();
+    let story = |&(tag, i): &(TagId, usize)| {
         let f = names_in(tokens[i].raw(page), FURNITURE_BITS | STORY_BITS);
         f & (F_BOILERPLATE | F_MORE) == 0 && (tag == tags::ARTICLE || f & F_POSITIVE != 0)
-    }) else {
-        return false;
     };
+    // The fewest of the headline's ancestors open since it closed (None while it is open),
+    // and the container's place in the stack, once the first word after the headline is met.
+    let (mut low, mut container): (Option<usize>, Option<usize>) = (None, None);
     for (i, t) in tokens.iter().enumerate().take(at).skip(h) {
         step_open(&mut open, t, i);
-        if open.len() <= k {
-            return true;
+        if let Some(k) = container {
+            if open.len() <= k {
+                return true;
+            }
+            continue;
+        }
+        if open.len() <= depth {
+            low = Some(low.map_or(open.len(), |l| l.min(open.len())));
+        }
+        if let (Some(l), TokenKind::Word) = (low, t.kind) {
+            let Some(k) = open[..l].iter().rposition(story) else { return false };
+            container = Some(k);
         }
     }
     false

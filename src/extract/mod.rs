@@ -1271,7 +1271,7 @@ mod tests {
         // the post's container closes before the thread starts: the post is the story.
         let page = |open: &str, close: &str| {
             format!(
-                "{open}<h1>Alpha beta</h1><p>{}</p>{close}{}<div id=comments><div class=c><p>{}</p></div></div>",
+                "<div id=wrap>{open}<h1>Alpha beta</h1><p>{}</p>{close}{}<div id=comments><div class=c><p>{}</p></div></div></div>",
                 words("story", 2),
                 "<div></div>".repeat(ANCHOR_WINDOW),
                 words("reply", 600)
@@ -1288,7 +1288,10 @@ mod tests {
         let got = text(&page("<div class=p-body-main>", "</div>"), escaped.clone());
         assert!(got.contains("reply0"), "{got}");
         // Nor a title bar whose container is still open where the thread starts.
-        let got = text(&page("<div class=post>", ""), escaped);
+        let got = text(&page("<div class=post>", ""), escaped.clone());
+        assert!(got.contains("reply0"), "{got}");
+        // Nor one whose headline alone has a story-named wrapper (a forum's `post-header`).
+        let got = text(&page("<div class=post-header>", "").replace("</h1>", "</h1></div>"), escaped);
         assert!(got.contains("reply0"), "{got}");
     }
 

@@ -119,7 +119,7 @@ pub(crate) fn anchor(segs: &[Segment], best: Segment, h1: usize, ratio: f64) -> 
 /// where the headline is. A run worth less is taken too when the headline sits in a story's
 /// container that closes before `best` ([`furniture::story_closes_before`]): a blog's video
 /// post of a line, whose comments follow outside the post (session 51: dragnet train 0305 and
-/// dev 1120, from no overlap; no page down). A thread that starts right under its headline
+/// dev 1120, from no overlap; no page down before the chooser's refit). A thread that starts right under its headline
 /// (`best` in the window) is the page's own content: a forum's posts, an article in a box
 /// named for furniture. Else `best`.
 pub(crate) fn escape_furniture(
@@ -139,11 +139,14 @@ pub(crate) fn escape_furniture(
         return *g;
     }
     let Some(h) = headline else { return best };
+    // Asked at most once: it does not depend on the run.
+    let closes = std::cell::OnceCell::new();
     let story = |g: &&Segment| {
         ((h..=h + ANCHOR_WINDOW).contains(&g.start) || (g.start..=g.end).contains(&h))
-            && (g.value >= ESCAPE_MIN_STORY
-                || (g.value > 0.0 && furniture::story_closes_before(page, tokens, h, best.start)))
             && best.start > g.end + ANCHOR_WINDOW
+            && (g.value >= ESCAPE_MIN_STORY
+                || (g.value > 0.0
+                    && *closes.get_or_init(|| furniture::story_closes_before(page, tokens, h, best.start))))
     };
     others.iter().filter(story).find(outside).copied().unwrap_or(best)
 }
