@@ -119,9 +119,9 @@ pub(crate) fn anchor(segs: &[Segment], best: Segment, h1: usize, ratio: f64) -> 
 /// where the headline is. A run worth less is taken too when the headline sits in a story's
 /// container that closes before `best` ([`furniture::story_closes_before`]): a blog's video
 /// post of a line, whose comments follow outside the post (session 51: dragnet train 0305 and
-/// dev 1120, from no overlap; no page down before the chooser's refit). A thread that starts right under its headline
-/// (`best` in the window) is the page's own content: a forum's posts, an article in a box
-/// named for furniture. Else `best`.
+/// dev 1120, from no overlap; no page down before the chooser's refit). A thread that starts
+/// right under its headline (`best` in the window) is the page's own content: a forum's posts,
+/// an article in a box named for furniture. Else `best`.
 pub(crate) fn escape_furniture(
     page: &str,
     tokens: &[Token],
