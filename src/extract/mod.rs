@@ -19,7 +19,7 @@ use crate::scoring::{MaxSubsequence, PageScorer, Scorer, Segment, Selection, Str
 use crate::site_memory::{self, SiteLookup, SiteMemoryOptions};
 use candidates::Candidate;
 pub use span::{ANCHOR_MAX_H1, ANCHOR_WINDOW, MULTI_ITEM_MIN, MULTI_ITEM_RUNS};
-use span::{MAX_HEADINGS, anchor, escape_furniture, extra_spans, mostly_furniture, title_heading};
+use span::{MAX_HEADINGS, anchor, description_story, escape_furniture, extra_spans, mostly_furniture, title_heading};
 
 /// What the extractor does besides scoring, with defaults chosen on the dev sets (README).
 ///
@@ -597,6 +597,16 @@ impl PageExtraction<'_> {
         {
             best = Some(anchor(segs, b, headline, self.options.title_anchor_ratio));
         }
+        // Still wholly before the headline: the story of a line the page's description repeats.
+        // The publisher's word beats the chooser's guess and the widening: a story of a line
+        // is the shape they learnt to pass over for a list.
+        let mut described = false;
+        if let (Some(b), Some(scores), Some(headline)) = (best, sink.scores.as_deref(), headline)
+            && self.options.title_anchor_ratio > 0.0
+            && let Some(story) = description_story(page, tokens, scores, b, headline)
+        {
+            (best, described) = (Some(story), true);
+        }
         // A list the learned chooser took instead of the span, or the widening's: read with its
         // link lists (its items lead with links).
         let list_options = || ExtractOptions { drop_link_blocks: false, link_run_blocks: 0, ..self.options.clone() };
@@ -631,6 +641,7 @@ impl PageExtraction<'_> {
                 let rivals = candidates::Rivals { lists: &lists, main };
                 candidates::candidates(page, tokens, scores, b, headline, rivals, elements())
             };
+            let chooser = chooser.filter(|_| !described);
             if let Some(i) = chooser.and_then(|(c, margin)| c.choose(cands.iter().map(|c| &c.features), margin)) {
                 // A list that renders to nothing (every item a link list the filters drop
                 // even so, or furniture) is no better than the span; nor is one headed as the
@@ -652,6 +663,9 @@ impl PageExtraction<'_> {
                     (c, text)
                 }));
             }
+        }
+        if described {
+            widened = Some(None);
         }
         let mut span = best.map(|b| (b.start, b.end));
         if self.options.hr_constraint {
@@ -1293,6 +1307,40 @@ mod tests {
         // Nor one whose headline alone has a story-named wrapper (a forum's `post-header`).
         let got = text(&page("<div class=post-header>", "").replace("</h1>", "</h1></div>"), escaped);
         assert!(got.contains("reply0"), "{got}");
+    }
+
+    #[test]
+    fn a_story_of_a_line_the_description_repeats_beats_a_bio_before_its_headline() {
+        // The Atlantic's post of a line: an author's bio is the page's best run, before the
+        // headline; the story ("It's yours...") is too short to make a run, but the page's
+        // description is that line.
+        let page = |description: &str, story: &str, gap: usize| {
+            format!(
+                "<html><head><title>The lost battalion - Site</title><meta name=description content=\"Site news\">\
+                 <meta property=\"og:description\" content=\"{description}\"></head><body>\
+                 <div class=bio><p>{}</p></div><div></div><h1>The lost battalion</h1><span>By Some One</span>\
+                 {}<div class=articleContent>{story}</div>{}</body></html>",
+                words("bio", 60),
+                "<div></div>".repeat(gap),
+                "<div></div>".repeat(200)
+            )
+        };
+        let anchored = ExtractOptions { title_anchor_ratio: 0.3, ..one_span() };
+        let got = text(&page("It&#039;s yours...", "It's yours...", 3), anchored.clone());
+        assert!(got.starts_with("The lost battalion") && got.contains("yours") && !got.contains("bio0"), "{got}");
+        // Not when the description is not there word for word, is only the headline, or
+        // recurs too far from the headline to be its story.
+        for (description, story, gap) in [
+            ("It is ours", "It's yours...", 3),
+            ("The lost battalion", "It's yours...", 3),
+            ("It's yours...", "It's yours...", ANCHOR_WINDOW),
+        ] {
+            let got = text(&page(description, story, gap), anchored.clone());
+            assert!(got.contains("bio0"), "{description} after {gap}: {got}");
+        }
+        // Nor with the title anchor off.
+        let got = text(&page("It's yours...", "It's yours...", 3), one_span());
+        assert!(got.contains("bio0"), "{got}");
     }
 
     #[test]

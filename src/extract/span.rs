@@ -110,6 +110,94 @@ pub(crate) fn anchor(segs: &[Segment], best: Segment, h1: usize, ratio: f64) -> 
         .unwrap_or(best)
 }
 
+/// Words of a page's description at most: a description longer than this is a lede, and a
+/// story with a lede of its own is a run the maximum subsequence finds.
+pub const DESCRIPTION_MAX_WORDS: usize = 60;
+
+/// The story of a line under its headline, found by the page's own description: when `best`
+/// lies wholly before the headline (token `h`: an author's bio, a blog's profile box) and the
+/// page's `og:description` (else its `<meta name="description">`), of two words or more,
+/// recurs word for word after the headline's end tag, starting within [`ANCHOR_WINDOW`] tokens
+/// of the headline, the story is the headline through that recurrence. A post of a line or two
+/// ("It's yours...", a photo's caption) scores too little to make a run of its own, but the
+/// publisher wrote it into the description too (dragnet dev 0176 and 0437, both without
+/// overlap before). On a page where the run holds the story the description recurs in it,
+/// and nothing changes. `None` else.
+pub(crate) fn description_story(
+    page: &str,
+    tokens: &[Token],
+    scores: &[f64],
+    best: Segment,
+    h: usize,
+) -> Option<Segment> {
+    if best.end >= h || h >= tokens.len() {
+        return None;
+    }
+    let description = page_description(page, &tokens[..h])?;
+    let mut want = String::new();
+    push_lower_words(&description, &mut want);
+    let want: Vec<&str> = want.split(' ').filter(|w| !w.is_empty()).collect();
+    if want.len() < 2 || want.len() > DESCRIPTION_MAX_WORDS {
+        return None;
+    }
+    // After the headline's end tag (the description may repeat the headline itself).
+    let head_tag = tokens[h].tag;
+    let after = h
+        + 1
+        + tokens[h + 1..].iter().take(ANCHOR_WINDOW).position(|t| t.kind == TokenKind::EndTag && t.tag == head_tag)?;
+    // The words from there, each with its token, as far as a match that starts in the window
+    // can reach.
+    let reach = (h + ANCHOR_WINDOW + 1).min(tokens.len());
+    let (mut words, mut lower, mut decoded, mut beyond) = (Vec::new(), String::new(), String::new(), 0);
+    for (i, t) in tokens.iter().enumerate().skip(after + 1) {
+        if t.kind != TokenKind::Word {
+            continue;
+        }
+        if i >= reach {
+            if beyond >= want.len() {
+                break;
+            }
+            beyond += 1;
+        }
+        let text = crate::html::entities::decoded(t.raw(page), t.has_entity, &mut decoded);
+        lower.clear();
+        push_lower_words(text, &mut lower);
+        words.extend(lower.split(' ').filter(|w| !w.is_empty()).map(|w| (w.to_string(), i)));
+    }
+    let at = (0..words.len()).take_while(|&k| words[k].1 < reach).find(|&k| {
+        words.len() - k >= want.len() && words[k..k + want.len()].iter().zip(&want).all(|((w, _), v)| w == v)
+    })?;
+    let end = words[at + want.len() - 1].1;
+    let value = scores[h..=end].iter().sum();
+    Some(Segment { start: h, end, value })
+}
+
+/// The content of the page's `og:description`, else of its `<meta name="description">`,
+/// decoded, among the `<meta>` tags of `tokens`.
+fn page_description(page: &str, tokens: &[Token]) -> Option<String> {
+    let mut plain = None;
+    for t in tokens.iter().filter(|t| t.kind == TokenKind::StartTag && t.tag == tags::META) {
+        let raw = t.raw_bytes(page);
+        let key = crate::html::attrs::value(raw, b"property").or_else(|| crate::html::attrs::value(raw, b"name"));
+        let Some(key) = key else { continue };
+        let og = key.eq_ignore_ascii_case(b"og:description");
+        if !og && (plain.is_some() || !key.eq_ignore_ascii_case(b"description")) {
+            continue;
+        }
+        let Some(content) = crate::html::attrs::value(raw, b"content") else { continue };
+        let mut text = String::new();
+        crate::html::entities::decode_into(&String::from_utf8_lossy(content), &mut text);
+        if text.trim().is_empty() {
+            continue;
+        }
+        if og {
+            return Some(text);
+        }
+        plain = Some(text);
+    }
+    plain
+}
+
 /// The best of the maximal segments `segs` not inside furniture among the
 /// [`ESCAPE_CANDIDATES`] most valuable, if worth at least `ratio` of `best` (which is inside
 /// furniture). Else, when the page's `headline` comes before `best` and away from it, the best
