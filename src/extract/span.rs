@@ -173,27 +173,18 @@ pub(crate) fn description_story(
 }
 
 /// The content of the page's `og:description`, else of its `<meta name="description">`,
-/// decoded, among the `<meta>` tags of `tokens`.
+/// among the `<meta>` tags of `tokens`, read as the metadata pass reads them.
 fn page_description(page: &str, tokens: &[Token]) -> Option<String> {
     let mut plain = None;
     for t in tokens.iter().filter(|t| t.kind == TokenKind::StartTag && t.tag == tags::META) {
-        let raw = t.raw_bytes(page);
-        let key = crate::html::attrs::value(raw, b"property").or_else(|| crate::html::attrs::value(raw, b"name"));
-        let Some(key) = key else { continue };
-        let og = key.eq_ignore_ascii_case(b"og:description");
-        if !og && (plain.is_some() || !key.eq_ignore_ascii_case(b"description")) {
-            continue;
+        let attrs = crate::metadata::attributes(t.raw(page));
+        let Some((key, content)) = crate::metadata::meta_pair(&attrs) else { continue };
+        match key.as_str() {
+            _ if content.trim().is_empty() => {}
+            "og:description" => return Some(content),
+            "description" if plain.is_none() => plain = Some(content),
+            _ => {}
         }
-        let Some(content) = crate::html::attrs::value(raw, b"content") else { continue };
-        let mut text = String::new();
-        crate::html::entities::decode_into(&String::from_utf8_lossy(content), &mut text);
-        if text.trim().is_empty() {
-            continue;
-        }
-        if og {
-            return Some(text);
-        }
-        plain = Some(text);
     }
     plain
 }

@@ -391,12 +391,7 @@ impl Collector {
                         sig.canonical = get("href").map(str::to_string);
                     }
                 }
-                "meta" => {
-                    let key = get("property").or(get("name")).or(get("itemprop")).or(get("http-equiv"));
-                    if let (Some(k), Some(v)) = (key, get("content")) {
-                        sig.meta.push((k.trim().to_ascii_lowercase(), v.to_string()));
-                    }
-                }
+                "meta" => sig.meta.extend(meta_pair(&attrs)),
                 _ => {
                     if name == "time"
                         && let Some(dt) = get("datetime")
@@ -552,6 +547,14 @@ fn tag_name(raw: &str) -> String {
         .next()
         .unwrap_or("")
         .to_ascii_lowercase()
+}
+
+/// A `<meta>` tag's key (its `property`, else `name`, `itemprop` or `http-equiv`; trimmed and
+/// lower-cased) and `content`, from its [`attributes`]; `None` without either.
+pub fn meta_pair(attrs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Option<(String, String)> {
+    let get = |n: &str| attrs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_ref());
+    let key = get("property").or(get("name")).or(get("itemprop")).or(get("http-equiv"))?;
+    Some((key.trim().to_ascii_lowercase(), get("content")?.to_string()))
 }
 
 /// A start tag's attributes: (lower-cased name, value with character references decoded),
