@@ -11,7 +11,8 @@ bash "$shared/datasets/unpack.sh" "$ds" >/dev/null
 # The dev profile (optimised, Cargo.toml), which `cargo test` built already: a second build in
 # the release profile took a third of CI's time. The figures are the same; the speed printed
 # is the dev profile's, not the one to report (`pipeline bench`, docs/evaluation.md).
-cargo build --quiet --bin pipeline
+# `--tests`: the feature resolution of `cargo test` (scripts/test-python.sh says why).
+cargo build --quiet --bins --tests
 bin=target/debug/pipeline
 manifests=()
 for m in "$ds"/*/manifest.jsonl; do manifests+=(--manifest "$m"); done
