@@ -19,7 +19,15 @@
 //! its next upload, which compares the lock's ETag with its own ([`RemoteLock::check`]), and
 //! stops instead of writing over its successor. A write of the holder's own whose answer was
 //! lost (a timeout, a retried conditional PUT) is recognised by its run id, not taken for a
-//! successor's. The lock is deleted when the run ends.
+//! successor's.
+//!
+//! A run releases the lock when it ends by replacing it, `If-Match` on its own last ETag, with
+//! the same holder marked `released` (a tombstone), which the next process takes at once. It
+//! is never deleted: object stores have no conditional DELETE (`object_store` offers none, and
+//! S3 honours `If-Match` on DeleteObject only on some buckets), and a read followed by an
+//! unconditional delete could remove a successor's lock that landed in between, leaving the
+//! prefix open to a third writer. The tombstone is one small dot-named object that no reader
+//! of the output lists.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,6 +66,9 @@ pub struct Holder {
     /// Unix seconds, by the holder's clock.
     pub since: u64,
     pub heartbeat: u64,
+    /// Released by its run as it ended: free to take.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub released: bool,
 }
 
 fn now() -> u64 {
@@ -167,7 +178,14 @@ impl Holder {
             run: uuid::Uuid::new_v4().to_string(),
             since: t,
             heartbeat: t,
+            released: false,
         }
+    }
+
+    /// The tombstone a run leaves as it ends: itself, released. Its heartbeat is 0, so a
+    /// version of this crate that knows no `released` takes it for stale.
+    fn released(&self) -> Holder {
+        Holder { released: true, heartbeat: 0, ..self.clone() }
     }
 
     fn json(&self) -> Vec<u8> {
@@ -180,6 +198,9 @@ impl Holder {
     /// and the store's time of the write, so a holder whose clock runs behind is not taken for
     /// gone.
     fn verdict(&self, me: &Holder, t: u64, modified: i64) -> Verdict {
+        if self.released {
+            return Verdict::Gone("released by its run".into());
+        }
         let known = |a: &Option<String>, b: &Option<String>| a.is_some() && a == b;
         if self.host == me.host && known(&self.boot, &me.boot) && known(&self.pid_ns, &me.pid_ns) {
             match seen(self.pid) {
@@ -202,6 +223,7 @@ impl Holder {
 struct Shared {
     /// The holder as last written, and the ETag of that write.
     held: Mutex<(Holder, String)>,
+    /// The lock is no longer ours: taken over, or released.
     lost: AtomicBool,
 }
 
@@ -284,6 +306,10 @@ impl RemoteLock {
     /// Rewrites the heartbeat if the lock is still ours; false once it is not.
     fn beat(shared: &Shared, url: &S3Url) -> bool {
         let mut held = shared.held.lock().unwrap_or_else(|p| p.into_inner());
+        // Released (on a signal) or taken over: nothing more to write.
+        if shared.lost.load(Ordering::SeqCst) {
+            return false;
+        }
         held.0.heartbeat = now();
         let written = match storage::replace_if(url, held.0.json(), &held.1) {
             Ok(Some(e_tag)) => Ok(Some(e_tag)),
@@ -311,10 +337,10 @@ impl RemoteLock {
         }
     }
 
-    /// The lock object's ETag if it is run `run`'s, else None.
+    /// The lock object's ETag if it is run `run`'s and not released, else None.
     fn current_tag(url: &S3Url, run: &str) -> Result<Option<String>, PipelineError> {
         Ok(storage::read_small(url)?
-            .filter(|(bytes, _, _)| serde_json::from_slice::<Holder>(bytes).is_ok_and(|h| h.run == run))
+            .filter(|(bytes, _, _)| serde_json::from_slice::<Holder>(bytes).is_ok_and(|h| h.run == run && !h.released))
             .map(|(_, tag, _)| tag))
     }
 
@@ -336,6 +362,29 @@ impl RemoteLock {
         Err(state_error(&self.url, "the output's lock was taken over by another process: this run stops".into()))
     }
 
+    /// Leaves the tombstone ([`Holder::released`]) in place of the lock, if it is still ours:
+    /// conditional on the ETag of our last write, so a successor's lock is never replaced.
+    /// The holder's mutex is kept throughout, so no heartbeat writes the lock meanwhile.
+    fn release(shared: &Shared, url: &S3Url) -> Result<(), PipelineError> {
+        let mut held = shared.held.lock().unwrap_or_else(|p| p.into_inner());
+        // Twice: a write of ours whose answer was lost moved the ETag (found by our run id).
+        for _ in 0..2 {
+            if shared.lost.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            if storage::replace_if(url, held.0.released().json(), &held.1)?.is_some() {
+                shared.lost.store(true, Ordering::SeqCst);
+                return Ok(());
+            }
+            match Self::current_tag(url, &held.0.run)? {
+                Some(tag) => held.1 = tag,
+                // A successor's: it stays.
+                None => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
     /// On Ctrl-C or SIGTERM, release the lock and end the process at once (exit code 130),
     /// as the signal would have ended it: for runs with no graceful stop of their own (a WARC
     /// run resumes from its last committed part either way), so that the next holder, on
@@ -348,10 +397,8 @@ impl RemoteLock {
             if !rt.block_on(super::interrupt::interrupted()) {
                 return;
             }
-            // Held while deleting: no heartbeat writes the lock again meanwhile.
-            let held = shared.held.lock().unwrap_or_else(|p| p.into_inner());
-            if !shared.lost.load(Ordering::SeqCst) && Self::current_tag(&url, &held.0.run).ok().flatten().is_some() {
-                let _ = storage::delete(&url);
+            if let Err(e) = Self::release(&shared, &url) {
+                tracing::warn!("{url}: lock not released: {e}");
             }
             tracing::warn!("interrupted: {url} released; rerun with --resume to go on");
             std::process::exit(130);
@@ -360,6 +407,13 @@ impl RemoteLock {
             tracing::warn!("{}: the lock stays if the run is interrupted ({e})", self.url);
         }
     }
+}
+
+/// Is the lock object at `url` the tombstone of a run that ended ([`Holder::released`])?
+/// False for a held lock, a foreign object, or none.
+pub fn is_released(url: &S3Url) -> Result<bool, PipelineError> {
+    Ok(storage::read_small(url)?
+        .is_some_and(|(bytes, _, _)| serde_json::from_slice::<Holder>(&bytes).is_ok_and(|h| h.released)))
 }
 
 /// A run's lock found under a prefix ([`locks_under`]).
@@ -402,6 +456,9 @@ pub fn locks_under(prefix: &S3Url) -> Result<Vec<FoundLock>, PipelineError> {
         }
         let Some((bytes, _, modified)) = storage::read_small(&url)? else { continue };
         let Ok(h) = serde_json::from_slice::<Holder>(&bytes) else { continue };
+        if h.released {
+            continue;
+        }
         let gone = match h.verdict(&me, now(), modified) {
             Verdict::Held => None,
             Verdict::Gone(why) => Some(why),
@@ -447,19 +504,8 @@ impl Drop for RemoteLock {
         if let Some(b) = self.beat.take() {
             let _ = b.join();
         }
-        if self.shared.lost.load(Ordering::SeqCst) {
-            return;
-        }
-        // Deleted only if still ours (a successor's lock stays).
-        let held = self.shared.held.lock().unwrap_or_else(|p| p.into_inner());
-        match Self::current_tag(&self.url, &held.0.run) {
-            Ok(Some(_)) => {
-                if let Err(e) = storage::delete(&self.url) {
-                    tracing::warn!("{}: lock not released: {e}", self.url);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!("{}: lock not released: {e}", self.url),
+        if let Err(e) = Self::release(&self.shared, &self.url) {
+            tracing::warn!("{}: lock not released: {e}", self.url);
         }
     }
 }
@@ -590,8 +636,23 @@ mod tests {
         // Released by its holder, the lock is free again.
         storage::delete(&url).unwrap();
         let again = RemoteLock::take(&prefix).unwrap();
+        let again_run = read().0.run;
         drop(again);
-        assert!(storage::read_small(&url).unwrap().is_none(), "released at the end");
+        // Released at the end: a tombstone of the run, which no listing counts as a run's lock
+        // and the next process takes at once.
+        let (tomb, _) = read();
+        assert!(tomb.released && tomb.run == again_run, "{tomb:?}");
+        assert!(locks_under(&prefix).unwrap().is_empty());
+        let next = RemoteLock::take_beating(&prefix, Duration::from_secs(3600)).unwrap();
+        assert!(!read().0.released);
+        // Replaced by another process the holder has not yet heard of (no check since): its
+        // release is conditional on its own last write, so the other's lock stays.
+        let other = Holder { host: "third-machine".into(), run: "third".into(), released: false, ..tomb };
+        assert!(storage::replace_if(&url, other.json(), &read().1).unwrap().is_some());
+        assert!(!next.shared.lost.load(Ordering::SeqCst));
+        drop(next);
+        assert_eq!(read().0.host, "third-machine", "a successor's lock is never released by its predecessor");
+        storage::delete(&url).unwrap();
         // A foreign object of the lock's name, too large to be one, is refused unread.
         let big = s3.path("locks", "big/.lock");
         std::fs::create_dir_all(big.parent().unwrap()).unwrap();

@@ -22,7 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::remote_lock::{LOCK_OBJECT, RemoteLock};
+use super::remote_lock::{self, LOCK_OBJECT, RemoteLock};
 use super::shard::{RootLayout, ShardManifest};
 use super::{OutputMirror, PipelineError};
 use crate::storage::{self, S3Url};
@@ -211,8 +211,10 @@ pub fn root_layout(remote: &S3Url) -> Result<RootLayout, PipelineError> {
         let Some(rel) = url.key.strip_prefix(&remote.key) else { continue };
         match rel.split_once('/') {
             // A run's lock at the top: an unsharded run holds the prefix, though it may not
-            // have written anything yet.
-            None if layout.unsharded.is_none() && (super::is_run_output(rel) || rel == LOCK_OBJECT) => {
+            // have written anything yet (not the tombstone of one that ended).
+            None if layout.unsharded.is_none()
+                && (super::is_run_output(rel) || (rel == LOCK_OBJECT && !remote_lock::is_released(&url)?)) =>
+            {
                 layout.unsharded = Some(PathBuf::from(url.to_string()));
             }
             Some((dir, rest)) if dir.starts_with("shard-") => {
