@@ -201,18 +201,33 @@ pub fn list_warcs(prefix: &S3Url) -> Result<Vec<S3Url>, StorageError> {
 
 /// Uploads a local file: one PUT up to [`MULTIPART_CHUNK`], a multipart upload beyond.
 pub fn upload(local: &Path, to: &S3Url) -> Result<(), StorageError> {
+    upload_fenced(local, to, || Ok::<(), StorageError>(()))
+}
+
+/// [`upload`], asking `fence` first and again just before a multipart upload is completed:
+/// an error of `fence` (the output's lock lost, `pipeline::remote_lock`) aborts the upload, so
+/// that nothing of it appears. A writer that paused mid-upload past its lock's staleness thus
+/// does not complete a large part over its successor's; the window left is the completing
+/// request (object stores have no conditional multipart completion that `object_store`
+/// offers). `fence` runs outside the storage runtime, so it may make requests of its own.
+pub fn upload_fenced<E: From<StorageError>>(
+    local: &Path,
+    to: &S3Url,
+    fence: impl Fn() -> Result<(), E>,
+) -> Result<(), E> {
+    fence()?;
     let store = store(&to.bucket)?;
     let key = to.object_key();
     let at = |source| StorageError::Local { path: local.to_path_buf(), source };
     let mut file = std::fs::File::open(local).map_err(at)?;
     let len = file.metadata().map_err(at)?.len();
-    runtime().block_on(async {
-        if len <= MULTIPART_CHUNK as u64 {
-            let mut buf = Vec::with_capacity(len as usize);
-            file.read_to_end(&mut buf).map_err(at)?;
-            store.put(&key, PutPayload::from(buf)).await.map_err(remote(to))?;
-            return Ok(());
-        }
+    if len <= MULTIPART_CHUNK as u64 {
+        let mut buf = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut buf).map_err(at)?;
+        runtime().block_on(store.put(&key, PutPayload::from(buf))).map_err(remote(to))?;
+        return Ok(());
+    }
+    let w = runtime().block_on(async {
         let upload = store.put_multipart(&key).await.map_err(remote(to))?;
         let mut w = WriteMultipart::new_with_chunk_size(upload, MULTIPART_CHUNK);
         let mut buf = vec![0u8; 1 << 20];
@@ -225,9 +240,16 @@ pub fn upload(local: &Path, to: &S3Url) -> Result<(), StorageError> {
             }
             w.write(&buf[..n]);
         }
-        w.finish().await.map_err(remote(to))?;
-        Ok(())
-    })
+        Ok::<_, StorageError>(w)
+    })?;
+    if let Err(e) = fence() {
+        // The store drops the parts of an aborted upload; a failed abort leaves them to the
+        // bucket's lifecycle rule, invisible either way.
+        let _ = runtime().block_on(w.abort());
+        return Err(e);
+    }
+    runtime().block_on(w.finish()).map_err(remote(to))?;
+    Ok(())
 }
 
 /// Writes a small object only if none is at `to` (a conditional PUT, `If-None-Match: *`):

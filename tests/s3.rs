@@ -495,6 +495,19 @@ fn a_large_file_goes_up_in_parts_and_a_dropped_read_resumes_at_its_offset() {
     assert!(parts.len() >= 3, "parts uploaded: {parts:?}");
     seen.lock().unwrap().clear();
     assert_eq!(storage::list(&S3Url::parse("s3://big/dir/").unwrap()).unwrap(), vec![(url.clone(), data.len() as u64)]);
+    // A fenced upload whose fence fails just before completion (the run's lock was taken over
+    // while its parts went up) is aborted: nothing of it appears.
+    let fenced = S3Url::parse("s3://big/dir/fenced.bin").unwrap();
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let r = storage::upload_fenced(&local, &fenced, || match asked.fetch_add(1, Ordering::SeqCst) {
+        0 => Ok(()),
+        _ => Err(storage::StorageError::Remote { url: fenced.to_string(), message: "the lock was taken over".into() }),
+    });
+    assert!(r.is_err_and(|e| e.to_string().contains("taken over")));
+    assert_eq!(asked.load(Ordering::SeqCst), 2, "asked before the upload and before its completion");
+    assert!(!s3.path("big", "dir/fenced.bin").exists());
+    assert_eq!(storage::list(&S3Url::parse("s3://big/dir/").unwrap()).unwrap().len(), 1);
+    seen.lock().unwrap().clear();
     // The read's connection is cut after 3 MB; the reader asks again from where it got to.
     let mut r = S3Reader::open(&url).unwrap();
     let mut back = Vec::new();

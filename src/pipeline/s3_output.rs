@@ -136,8 +136,7 @@ impl S3Output {
 
 impl OutputMirror for S3Output {
     fn publish_as(&self, path: &Path, name: &str) -> Result<(), PipelineError> {
-        self.lock.check()?;
-        storage::upload(path, &self.remote.join(name))?;
+        storage::upload_fenced(path, &self.remote.join(name), || self.lock.check())?;
         Ok(())
     }
 
@@ -147,8 +146,7 @@ impl OutputMirror for S3Output {
             message: format!("not inside the staging folder {}", self.local.display()),
         })?;
         let rel = rel.to_string_lossy().replace('\\', "/");
-        self.lock.check()?;
-        storage::upload(path, &self.remote.join(&rel))?;
+        storage::upload_fenced(path, &self.remote.join(&rel), || self.lock.check())?;
         if rel.rsplit('/').next().is_some_and(|n| n.starts_with("part-")) {
             // Durable remotely; this process never reads it again (resuming downloads it).
             let _ = std::fs::remove_file(path);
