@@ -339,9 +339,7 @@ impl RemoteLock {
 
     /// The lock object's ETag if it is run `run`'s and not released, else None.
     fn current_tag(url: &S3Url, run: &str) -> Result<Option<String>, PipelineError> {
-        Ok(storage::read_small(url)?
-            .filter(|(bytes, _, _)| serde_json::from_slice::<Holder>(bytes).is_ok_and(|h| h.run == run && !h.released))
-            .map(|(_, tag, _)| tag))
+        Ok(read_holder(url)?.filter(|(h, _, _)| h.run == run && !h.released).map(|(_, tag, _)| tag))
     }
 
     /// Is the lock still ours? Asked before every upload: a holder that paused past
@@ -412,8 +410,14 @@ impl RemoteLock {
 /// Is the lock object at `url` the tombstone of a run that ended ([`Holder::released`])?
 /// False for a held lock, a foreign object, or none.
 pub fn is_released(url: &S3Url) -> Result<bool, PipelineError> {
+    Ok(read_holder(url)?.is_some_and(|(h, _, _)| h.released))
+}
+
+/// The lock object at `url` as a holder, with its ETag and the store's time of its write;
+/// None when there is none, or it is not a lock this crate wrote.
+fn read_holder(url: &S3Url) -> Result<Option<(Holder, String, i64)>, PipelineError> {
     Ok(storage::read_small(url)?
-        .is_some_and(|(bytes, _, _)| serde_json::from_slice::<Holder>(&bytes).is_ok_and(|h| h.released)))
+        .and_then(|(bytes, tag, modified)| Some((serde_json::from_slice::<Holder>(&bytes).ok()?, tag, modified))))
 }
 
 /// A run's lock found under a prefix ([`locks_under`]).
@@ -454,8 +458,7 @@ pub fn locks_under(prefix: &S3Url) -> Result<Vec<FoundLock>, PipelineError> {
         if !is_lock {
             continue;
         }
-        let Some((bytes, _, modified)) = storage::read_small(&url)? else { continue };
-        let Ok(h) = serde_json::from_slice::<Holder>(&bytes) else { continue };
+        let Some((h, _, modified)) = read_holder(&url)? else { continue };
         if h.released {
             continue;
         }
