@@ -2,10 +2,10 @@
 """How much of the gap is the headline? Prepends the page's headline to each prediction that
 does not already hold it, and writes the result for `../shared/peers/score.py`.
 
-Usage: scripts/experiments/headline-oracle.py --pred DIR --out DIR [--mode title|any]
+Usage: scripts/experiments/headline-oracle.py --pred DIR --out DIR [--mode title|any] MANIFEST...
 
-DIR holds `pipeline eval --out-dir DIR`'s outputs (`<id>.txt`); each page's HTML is read from
-`target/datasets/<set>/html/<id>.html`. The headline is the first `<h1>` of two words or more
+DIR holds `pipeline eval --out-dir DIR`'s outputs (`<id>.txt`) for pages of the manifests; each
+page's HTML is the manifest row's `html`. The headline is the first `<h1>` of two words or more
 (Python's html.parser, an approximation of the extractor's lexer); with `--mode title` (the
 default) only one of whose words at least half are in the `<title>`. It is prepended, as its
 own paragraph, when its words do not already appear in a row in the prediction.
@@ -19,6 +19,9 @@ import html.parser
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from manifests import read_manifest  # noqa: E402
 
 WORD = re.compile(r"\w+")
 
@@ -82,20 +85,23 @@ def main():
     ap.add_argument("--pred", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--mode", choices=("title", "any"), default="title")
+    ap.add_argument("manifests", nargs="+")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     added = 0
-    for name in sorted(os.listdir(a.pred)):
-        if not name.endswith(".txt"):
-            continue
-        page = name[:-4]
-        text = open(os.path.join(a.pred, name), encoding="utf-8").read()
-        path = f"target/datasets/{page.split('-')[0]}/html/{page}.html"
-        head = headline(open(path, "rb").read().decode("utf-8", "replace"), a.mode)
-        if head and " ".join(words(head)) not in " ".join(words(text)):
-            text = head + "\n\n" + text
-            added += 1
-        open(os.path.join(a.out, name), "w", encoding="utf-8").write(text)
+    for manifest in a.manifests:
+        base = os.path.dirname(manifest)
+        for r in read_manifest(manifest):
+            pred = os.path.join(a.pred, r["id"] + ".txt")
+            if not os.path.exists(pred):
+                continue
+            text = open(pred, encoding="utf-8").read()
+            raw = open(os.path.join(base, r["html"]), "rb").read().decode("utf-8", "replace")
+            head = headline(raw, a.mode)
+            if head and " ".join(words(head)) not in " ".join(words(text)):
+                text = head + "\n\n" + text
+                added += 1
+            open(os.path.join(a.out, r["id"] + ".txt"), "w", encoding="utf-8").write(text)
     print(f"headline prepended to {added} predictions", file=sys.stderr)
 
 
