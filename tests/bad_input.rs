@@ -24,12 +24,17 @@ fn in_child(name: &str, max_secs: u64, per_byte: u64) -> bool {
         return false;
     }
     let exe = std::env::current_exe().unwrap();
+    // libtest names a test by its path below the crate root (`bad_input::empty_page`).
+    let test = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_owned(),
+    };
     // An address-space cap as a hard stop (so a runaway case cannot take the machine), well
     // above the asserted growth, which is the real check.
     let cap_kb: u64 = 8 << 20;
     let mut child = Command::new("sh")
         .arg("-c")
-        .arg(format!("ulimit -v {cap_kb} && exec \"$0\" --exact {name} --nocapture --test-threads 1"))
+        .arg(format!("ulimit -v {cap_kb} && exec \"$0\" --exact {test} --nocapture --test-threads 1"))
         .arg(&exe)
         .env(CHILD, "1")
         .stdout(Stdio::piped())

@@ -3,7 +3,7 @@
 //! a 2008 news page of the held-out sets). The default extractor ends such an element at the
 //! first tag inside it, as libxml2 does; `--strict-raw-text` keeps the standard's reading.
 
-mod common;
+use crate::common;
 
 use common::{pipeline, write};
 

@@ -4,7 +4,7 @@
 //! on other partitions); the extractor with
 //! `--chooser-margin` runs on every page and keeps text of the page.
 
-mod common;
+use crate::common;
 
 use common::{pipeline, story_manifest};
 

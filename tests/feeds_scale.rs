@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 
 use article_pipeline::sink::{list_parts, read_part};
 
-#[path = "common/feed_hosts.rs"]
-mod feed_hosts;
+use crate::feed_hosts;
 use feed_hosts::start;
 
 fn pipeline(args: &[&str]) -> Output {

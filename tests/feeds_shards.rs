@@ -10,8 +10,7 @@ use std::process::{Command, Output};
 
 use article_pipeline::sink::{list_parts, read_part};
 
-#[path = "common/feed_hosts.rs"]
-mod feed_hosts;
+use crate::feed_hosts;
 
 fn pipeline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")

@@ -3,7 +3,7 @@
 
 #[path = "../examples/index_tantivy.rs"]
 #[allow(dead_code)]
-mod index_tantivy;
+mod example;
 
 use std::process::Command;
 
@@ -17,9 +17,9 @@ fn the_bundled_warc_is_searchable_by_phrase_date_and_language() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (index, f) = index_tantivy::build_index(&out, Some(&dir.path().join("index"))).unwrap();
+    let (index, f) = example::build_index(&out, Some(&dir.path().join("index"))).unwrap();
     assert_eq!(index.reader().unwrap().searcher().num_docs(), 3);
-    let q = |s: &str| index_tantivy::search(&index, &f, s, 10).unwrap();
+    let q = |s: &str| example::search(&index, &f, s, 10).unwrap();
     let budget = "http://example.com/budget-vote.html";
     // A phrase of one article's text, and of its title.
     assert_eq!(q(r#"text:"late amendments""#), [budget]);
@@ -33,8 +33,5 @@ fn the_bundled_warc_is_searchable_by_phrase_date_and_language() {
     assert_eq!(q("lang:en").len(), 3);
     assert!(q("lang:fr").is_empty());
     assert_eq!(q(r#"text:"late amendments" AND lang:en"#), [budget]);
-    assert_eq!(
-        index_tantivy::published_at("2025-03-03T10:00:00+01:00"),
-        index_tantivy::published_at("2025-03-03T09:00:00Z")
-    );
+    assert_eq!(example::published_at("2025-03-03T10:00:00+01:00"), example::published_at("2025-03-03T09:00:00Z"));
 }

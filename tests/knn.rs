@@ -3,7 +3,7 @@
 //! the per-class unit table; `extract --json` carries the predicted title and headings; a
 //! missing or corrupt model is a clear usage error.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

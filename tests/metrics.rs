@@ -2,8 +2,7 @@
 //! feeds crawl, parsed as the text exposition format (the crawl's counters agree with its
 //! `stats.json` at the end); a non-loopback address is refused unless allowed.
 
-#[path = "common/feed_hosts.rs"]
-mod feed_hosts;
+use crate::feed_hosts;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

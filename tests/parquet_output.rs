@@ -10,7 +10,7 @@ use article_pipeline::sink::parquet::timestamp_millis;
 use article_pipeline::sink::{list_parts, read_part};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::pipeline;
 

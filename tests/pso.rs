@@ -2,7 +2,7 @@
 //! `train --learner pso` writes a model that `--scorer pso --model` uses; a missing or corrupt
 //! model is a clear usage error.
 
-mod common;
+use crate::common;
 
 use common::{assert_model_errors, pipeline, story_manifest, write};
 

@@ -7,11 +7,9 @@
 //! run stopped with SIGTERM releases the lock. Shards over S3 with the engines' index variable, and a gzipped
 //! `--warc-list` of relative keys under `--base-url s3://…`, give the same records.
 
-mod common;
-#[path = "common/feed_hosts.rs"]
-mod feed_hosts;
-#[path = "common/s3.rs"]
-mod s3_server;
+use crate::common;
+use crate::feed_hosts;
+use crate::s3_server;
 
 use std::collections::BTreeMap;
 use std::io::Write;

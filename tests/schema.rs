@@ -2,7 +2,7 @@
 //! `methods::NAMES`, from a WARC run with a model trained here where the scorer needs one,
 //! validated with a JSON Schema validator; and the schema's scorer list equals `NAMES`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -12,7 +12,7 @@ use article_pipeline::sources::warc_writer::{Exchange, WarcWriter};
 use serde_json::Value;
 
 #[allow(dead_code)] // this test uses `pipeline` only
-mod common;
+use crate::common;
 use common::pipeline;
 
 /// A pseudo-word from two of these syllables.

@@ -2,7 +2,7 @@
 //! writes a model that `--scorer svm --model` uses in `extract` and `eval` (with the LCS
 //! columns); a missing or corrupt model is a clear usage error.
 
-mod common;
+use crate::common;
 
 use common::{assert_model_errors, pipeline, story_manifest, write};
 

@@ -15,7 +15,7 @@ use axum::response::Response;
 
 use article_pipeline::sink::{list_parts, read_part};
 
-mod common;
+use crate::common;
 
 /// Requests seen: (path, Range header).
 type Requests = Arc<Mutex<Vec<(String, Option<String>)>>>;
