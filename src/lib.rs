@@ -54,7 +54,8 @@
 //! - [`sink`]: the record schema and the parts, zstd JSON Lines or Parquet, committed atomically.
 //! - [`pipeline`]: the staged run (source thread, extraction threads, in-order sink), its
 //!   configuration, resume state (inputs retried when they end early), shards (inputs
-//!   assigned by a hash of their name), S3 output, `status` and `dedup` runs.
+//!   assigned by a hash of their name; a feeds page reached through another shard's link is
+//!   handed to its own, [`pipeline::handoff`]), S3 output, `status` and `dedup` runs.
 //!
 //! `tests/layers.rs` checks that imports between these modules point down the layer order
 //! (the model container and html at the bottom, pipeline at the top); none points up.

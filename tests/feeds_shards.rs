@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use article_pipeline::pipeline::shard::Shard;
 use article_pipeline::sink::{list_parts, read_part};
 
 use crate::feed_hosts;
@@ -85,4 +86,66 @@ fn an_article_listed_in_two_shards_is_written_once_and_a_new_feed_moves_nothing(
         assert_eq!(s["in_progress"], 0, "{st}");
         assert_eq!(s["done"], 1, "{st}");
     }
+}
+
+#[test]
+fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
+    let hosts = feed_hosts::start(4, 3);
+    // Shards own hosts by name: a redirecting host and an article host of different shards.
+    let host = |i: usize| format!("127.0.0.{}", i + 1);
+    let owner = |i: usize| Shard { k: 0, n: 2 }.owner(&host(i)).k;
+    let (r, j) = (0..4)
+        .flat_map(|r| (0..4).map(move |j| (r, j)))
+        .find(|&(r, j)| owner(r) != owner(j))
+        .expect("four hosts fall in both of two shards");
+    let (kr, kj) = (owner(r), owner(j));
+    let (base_r, base_j) = (&hosts.bases[r], &hosts.bases[j]);
+    let dir = tempfile::tempdir().unwrap();
+    // Host j's first feed both plainly and through host r's redirects; its second feed only
+    // through the redirects.
+    let feeds = [format!("{base_r}/via-{j}-0.xml"), format!("{base_r}/via-{j}-1.xml"), format!("{base_j}/feed-0.xml")];
+    let list = dir.path().join("feeds.txt");
+    std::fs::write(&list, feeds.join("\n")).unwrap();
+    let root = dir.path().join("root");
+    let shard = |k: usize| {
+        let spec = format!("{k}/2");
+        let o = pipeline(&[
+            "--feeds",
+            list.to_str().unwrap(),
+            "--once",
+            "--delay-ms",
+            "0",
+            "--allow-private-addresses",
+            "--out",
+            root.to_str().unwrap(),
+            "--shard",
+            &spec,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "shard {k}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let expected: BTreeMap<String, usize> =
+        (0..2).flat_map(|f| (0..3).map(move |i| (format!("{base_j}/a/{f}/{i}"), 1))).collect();
+    let inbox = root.join(format!("shard-{kj:05}")).join("inbox");
+    let entries = || std::fs::read_dir(&inbox).map_or(0, |d| d.count());
+    // The article host's shard first: it writes the plain links; the redirecting host's
+    // shard then hands all six pages over. Their shard's next round writes the three it did
+    // not have, and the inbox empties.
+    shard(kj);
+    shard(kr);
+    assert_eq!(entries(), 6, "one entry per page handed over");
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join(format!("shard-{kr:05}/stats.json"))).unwrap()).unwrap();
+    assert_eq!(stats["skipped"]["other_shard"], 6, "{stats}");
+    assert_eq!(stats["written"], 0, "{stats}");
+    shard(kj);
+    assert_eq!(urls(&root, 2), expected, "each page once, by the shard of its host");
+    assert_eq!(entries(), 0, "pages written leave the inbox");
+    // Rounds after: nothing is written again, whatever order the shards run in.
+    shard(kr);
+    shard(kj);
+    shard(kr);
+    assert_eq!(urls(&root, 2), expected, "records written twice on a rerun");
+    let in_shard_j: usize =
+        list_parts(&root.join(format!("shard-{kj:05}"))).unwrap().iter().map(|p| read_part(p).unwrap().len()).sum();
+    assert_eq!(in_shard_j, 6, "the pages are the article host's shard's");
 }

@@ -629,6 +629,53 @@ fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once
     assert!(stderr.contains("2 shards, not 3"), "{stderr}");
 }
 
+#[test]
+fn a_redirect_to_another_shards_host_goes_to_that_shard_through_the_bucket() {
+    let s3 = S3Server::start(&["crawl"]);
+    let hosts = feed_hosts::start(4, 3);
+    // A redirecting host and an article host of different shards (shards own hosts by name).
+    let owner =
+        |i: usize| article_pipeline::pipeline::shard::Shard { k: 0, n: 2 }.owner(&format!("127.0.0.{}", i + 1)).k;
+    let (r, j) = (0..4)
+        .flat_map(|r| (0..4).map(move |j| (r, j)))
+        .find(|&(r, j)| owner(r) != owner(j))
+        .expect("four hosts fall in both of two shards");
+    let (kr, kj) = (owner(r), owner(j));
+    let work = tempfile::tempdir().unwrap();
+    let list = work.path().join("feeds.txt");
+    let (base_r, base_j) = (&hosts.bases[r], &hosts.bases[j]);
+    let feeds = [format!("{base_r}/via-{j}-0.xml"), format!("{base_r}/via-{j}-1.xml"), format!("{base_j}/feed-0.xml")];
+    std::fs::write(&list, feeds.join("\n")).unwrap();
+    let list = list.display().to_string();
+    // Every run on a staging folder of its own: pods without disks, on any machine.
+    let runs = std::cell::Cell::new(0);
+    let shard_run = |k: usize| {
+        runs.set(runs.get() + 1);
+        let staging = work.path().join(format!("stage{}", runs.get())).display().to_string();
+        let spec = format!("{k}/2");
+        let args =
+            ["--feeds", &list, "--once", "--delay-ms", "0", "--allow-private-addresses", "--out", "s3://crawl/sh/"];
+        let o = pipeline(&s3, &args).args(["--shard", &spec, "--staging", &staging]).output().unwrap();
+        assert!(o.status.success(), "shard {k}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let inbox = s3.path("crawl", &format!("sh/shard-{kj:05}/inbox"));
+    let entries =
+        || std::fs::read_dir(&inbox).map_or(0, |d| d.filter(|e| e.as_ref().is_ok_and(|e| e.path().is_file())).count());
+    shard_run(kj);
+    shard_run(kr);
+    assert_eq!(entries(), 6, "the redirecting host's shard handed its six pages over in the bucket");
+    shard_run(kj);
+    let out = s3.path("crawl", "sh");
+    let got = ids_under(&out);
+    assert_eq!(got.len(), 6, "{got:?}");
+    assert!(got.values().all(|&n| n == 1), "written twice: {got:?}");
+    assert_eq!(entries(), 0, "pages written leave the inbox");
+    assert_eq!(ids_under(&out.join(format!("shard-{kr:05}"))).len(), 0, "the redirecting host's shard wrote none");
+    shard_run(kr);
+    shard_run(kj);
+    assert_eq!(ids_under(&out), got, "a rerun writes nothing again");
+}
+
 /// Writes a lock object under `s3://bucket/prefix` as another machine's run would hold it,
 /// its last heartbeat `ago` seconds back.
 fn forge_lock(s3: &S3Server, bucket: &str, prefix: &str, host: &str, ago: u64) {

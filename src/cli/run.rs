@@ -13,6 +13,7 @@ use article_pipeline::extract::ExtractOptions;
 use article_pipeline::extract::Extractor;
 use article_pipeline::methods;
 use article_pipeline::pipeline::config::FeedsConfig;
+use article_pipeline::pipeline::handoff::Inboxes;
 use article_pipeline::pipeline::metrics;
 use article_pipeline::pipeline::s3_output::{self, S3Output};
 use article_pipeline::pipeline::shard::{RootLayout, Shard, ShardManifest};
@@ -431,7 +432,12 @@ pub fn exec(args: RunArgs, matches: &clap::ArgMatches) -> anyhow::Result<Outcome
                     m.publish(&out.join(article_pipeline::pipeline::shard::MANIFEST_FILE))?;
                 }
             }
-            feeds_run::run(&feeds_run::FeedsRun { feeds: f.clone(), ctx, shard }, &bar)
+            // Pages a link leads to on another shard's host go to that shard, in the root.
+            let inboxes = shard.map(|_| match &remote_root {
+                Some(r) => Inboxes::Remote(r.as_prefix()),
+                None => Inboxes::Local(root.clone()),
+            });
+            feeds_run::run(&feeds_run::FeedsRun { feeds: f.clone(), ctx, shard, inboxes }, &bar)
         }
         (None, None) => unreachable!("validate() requires warc or feeds"),
     };

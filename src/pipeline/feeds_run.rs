@@ -35,6 +35,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use url::Url;
 
 use super::config::FeedsConfig;
+use super::handoff::{Handoff, INBOX_EVERY, Inboxes};
+use super::shard::Shard;
 use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink::record::Source;
 use crate::sources::fetch::{FetchError, Fetched, Fetcher, Trust};
@@ -62,6 +64,9 @@ pub struct FeedsRun<'a> {
     pub ctx: RunContext<'a>,
     /// Only the articles of this slice of the hosts (every shard polls every feed).
     pub shard: Option<super::shard::Shard>,
+    /// With `shard`: the output root's inboxes, where pages a link of this shard led to on
+    /// another shard's host go ([`super::handoff`]).
+    pub inboxes: Option<Inboxes>,
 }
 
 fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> PipelineError + '_ {
@@ -102,13 +107,15 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
     )
     .map_err(&e)?;
     // Columns added since the first version: databases written before get them.
-    let columns: [(&str, &str, &str); 15] = [
+    let columns: [(&str, &str, &str); 16] = [
         ("articles", "item", "TEXT"),
         ("articles", "attempts", "INTEGER NOT NULL DEFAULT 0"),
         ("articles", "started", "INTEGER NOT NULL DEFAULT 0"),
         ("articles", "settled", "INTEGER NOT NULL DEFAULT 0"),
         ("articles", "first_seen", "INTEGER"),
         ("articles", "last_seen", "INTEGER"),
+        // Handed over by another shard ([`super::handoff`]): written here, never handed on.
+        ("articles", "handed", "INTEGER NOT NULL DEFAULT 0"),
         ("feeds", "next_poll", "INTEGER"),
         ("feeds", "interval_secs", "INTEGER"),
         ("feeds", "rate", "REAL"),
@@ -175,11 +182,36 @@ struct FeedsCheckpoint<'a> {
     light: Connection,
     /// A failure to mark one, returned at the next part (`processed` cannot return one).
     error: Option<PipelineError>,
+    /// This shard's inbox ([`super::handoff`]), cleared of finished articles at every commit.
+    inbox: Option<(Inboxes, Shard)>,
 }
 
 impl FeedsCheckpoint<'_> {
     fn tally(&mut self, t: &super::HostTally) {
         self.hosts.entry(t.host.clone()).or_default().add(&t.counts);
+    }
+
+    /// Removes from the inbox the pages handed over whose article is finished. Called once
+    /// the database that says so is durable (committed here, and in the bucket when there is
+    /// one), so a rerun never lacks an article whose entry is gone. A failure leaves entries
+    /// for the next commit: taking an entry in again adds nothing.
+    fn clear_inbox(&self) {
+        let Some((inboxes, me)) = &self.inbox else { return };
+        let result = inboxes.list(*me).and_then(|entries| {
+            let mut finished = self
+                .conn
+                .prepare_cached("SELECT 1 FROM articles WHERE url = ?1 AND status IN ('done', 'failed')")
+                .map_err(db_err(self.path))?;
+            for (name, h) in entries {
+                if finished.exists(params![h.url]).map_err(db_err(self.path))? {
+                    inboxes.remove(*me, &name)?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            tracing::warn!("the inbox keeps pages already written (taken in again, they add nothing): {err}");
+        }
     }
 
     /// Marks an extracted article as settled: a run that dies now did not die on it.
@@ -284,6 +316,7 @@ impl Checkpoint for FeedsCheckpoint<'_> {
         if let Some(m) = self.mirror {
             publish_state(&self.conn, self.path, m)?;
         }
+        self.clear_inbox();
         Ok(())
     }
 }
@@ -333,6 +366,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         hosts: Default::default(),
         light: open_light(&db_path)?,
         error: None,
+        inbox: run.inboxes.clone().zip(run.shard),
     };
     let fetcher = Fetcher::new(run.feeds.fetch_options()).map_err(|e| PipelineError::Source(e.to_string()))?;
     let warc_out = match &run.feeds.warc_out {
@@ -354,6 +388,7 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         config: run.feeds.clone(),
         warc: warc_out,
         shard: run.shard,
+        inboxes: run.inboxes.clone(),
         metrics: ctx.metrics.clone(),
     };
     let source = move |tx: &mut ItemSender| -> Result<(), PipelineError> {
@@ -377,6 +412,10 @@ pub fn run(run: &FeedsRun<'_>, progress: &dyn Progress) -> Result<Stats, Pipelin
         publish_state(&conn, &db_path, m)?;
         m.publish(&stats_path)?;
     }
+    // After the last part and the last copy of the database: the pages handed over that
+    // this run finished leave the inbox.
+    checkpoint.conn = conn;
+    checkpoint.clear_inbox();
     Ok(stats)
 }
 
@@ -475,6 +514,8 @@ struct Crawl {
     config: FeedsConfig,
     warc: Option<Mutex<WarcWriter>>,
     shard: Option<super::shard::Shard>,
+    /// Where pages of other shards' hosts go, and this shard's own come from.
+    inboxes: Option<Inboxes>,
     metrics: Option<Arc<super::metrics::Metrics>>,
 }
 
@@ -701,6 +742,7 @@ impl Crawl {
             refresh: true,
         };
         this.forget(&conn)?;
+        this.take_inbox(&conn, &mut st)?;
         let result = this.crawl(&conn, &mut st, tx, progress).await;
         // However the crawl ended (done, Ctrl-C or SIGTERM, the engine stopped, an error), the
         // fetches still in flight are let go, and their starts taken back: the run did not die
@@ -738,11 +780,16 @@ impl Crawl {
         let mut stop = stop_on_ctrl_c();
         let mut last_report = Instant::now();
         let mut last_forget = Instant::now();
+        let mut last_inbox = Instant::now();
         loop {
             let now = Instant::now();
             if now.duration_since(last_forget) >= Duration::from_secs(86_400) {
                 last_forget = now;
                 self.forget(conn)?;
+            }
+            if !self.config.once && now.duration_since(last_inbox) >= INBOX_EVERY {
+                last_inbox = now;
+                self.take_inbox(conn, st)?;
             }
             if st.refresh && !self.queue_pending(conn, st, now, tx)? {
                 return Ok(());
@@ -790,6 +837,9 @@ impl Crawl {
             if self.metrics.is_some() {
                 // The gauges stay current while the crawl waits for its next poll.
                 wake = wake.min(last_report + REPORT_EVERY);
+            }
+            if self.inboxes.is_some() && !self.config.once {
+                wake = wake.min(last_inbox + INBOX_EVERY);
             }
             tokio::select! {
                 joined = st.tasks.join_next(), if !st.tasks.is_empty() => {
@@ -1036,13 +1086,30 @@ impl Crawl {
                 }
                 Ok(true)
             }
-            Done::Article(url, mut event, transient, bytes) => {
+            Done::Article(url, mut event, mut transient, bytes) => {
                 st.in_flight.remove(&url);
                 let parsed = Url::parse(&url).ok();
                 let ready = parsed.as_ref().map(|u| self.ready_at(u)).unwrap_or_else(Instant::now);
                 st.frontier.done(&host, ready);
-                match &event {
-                    SourceEvent::Page(page) => {
+                let handed = match &event {
+                    SourceEvent::Page(page) => self.hand_off(conn, &url, &page.final_url),
+                    _ => Ok(None),
+                };
+                match (&event, handed) {
+                    (_, Ok(Some(to))) => {
+                        event = SourceEvent::Skipped { reason: "other_shard" };
+                        tracing::info!("{url}: leads to a page of shard {}'s host: handed over to it", to.k);
+                        self.release_claims(conn, &url, &mut st.claims)?;
+                    }
+                    // Tried again, as a fetch that failed for a reason that may pass.
+                    (_, Err(err)) => {
+                        let message = format!("{url}: cannot hand its page over to the shard of its host: {err}");
+                        tracing::warn!("{message}");
+                        event = SourceEvent::Failed { reason: "handoff_failed", message };
+                        transient = true;
+                        self.release_claims(conn, &url, &mut st.claims)?;
+                    }
+                    (SourceEvent::Page(page), Ok(None)) => {
                         if let Some(owner) = self.claim_page(conn, &url, &page.final_url, &mut st.claims)? {
                             tracing::info!(
                                 "{url}: leads to {}, the page of {owner}: not written twice",
@@ -1081,6 +1148,60 @@ impl Crawl {
                 Ok(tx.send(origin, Some(event)))
             }
         }
+    }
+
+    /// Hands the page at `final_url` (where the fetch of `url` ended) over to the shard of its
+    /// host, when that is another ([`super::handoff`]); returns that shard. Not for an article
+    /// handed over itself: it is written here, wherever it now ends.
+    fn hand_off(&self, conn: &Connection, url: &str, final_url: &str) -> Result<Option<Shard>, PipelineError> {
+        let (Some(me), Some(inboxes)) = (self.shard, &self.inboxes) else { return Ok(None) };
+        let Ok(to) = Url::parse(final_url) else { return Ok(None) };
+        let owner = me.owner(to.host_str().unwrap_or(""));
+        if owner == me {
+            return Ok(None);
+        }
+        let row: Option<(String, Option<String>, bool)> = conn
+            .prepare_cached("SELECT feed, item, handed FROM articles WHERE url = ?1")
+            .and_then(|mut q| q.query_row(params![url], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional())
+            .map_err(db_err(&self.db_path))?;
+        let Some((feed, item, false)) = row else { return Ok(None) };
+        let h = Handoff { url: final_url.to_string(), feed, via: url.to_string(), item };
+        inboxes.post(owner, &h)?;
+        Ok(Some(owner))
+    }
+
+    /// Takes in the pages other shards handed over ([`super::handoff`]) as pending articles
+    /// of this shard; one it already has (listed by its own feeds, or taken in before) is not
+    /// added again. A failure to read the inbox leaves it for the next look.
+    fn take_inbox(&self, conn: &Connection, st: &mut LoopState) -> Result<(), PipelineError> {
+        let (Some(me), Some(inboxes)) = (self.shard, &self.inboxes) else { return Ok(()) };
+        let entries = match inboxes.list(me) {
+            Ok(entries) => entries,
+            Err(err) => {
+                tracing::warn!("the pages other shards handed over wait for the next look: {err}");
+                return Ok(());
+            }
+        };
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let now = unix_now();
+        let added = immediate(conn, &self.db_path, |c| {
+            let mut ins = c.prepare_cached(
+                "INSERT OR IGNORE INTO articles (url, feed, item, first_seen, last_seen, handed)
+                 VALUES (?1, ?2, ?3, ?4, ?4, 1)",
+            )?;
+            let mut added = 0;
+            for (_, h) in &entries {
+                added += ins.execute(params![h.url, h.feed, h.item, now])?;
+            }
+            Ok(added)
+        })?;
+        if added > 0 {
+            tracing::info!("{added} pages handed over by other shards");
+            st.refresh = true;
+        }
+        Ok(())
     }
 
     /// Claims the page at `final_url` (where the fetch of `url` ended, after redirects) for

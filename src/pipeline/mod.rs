@@ -12,6 +12,7 @@ pub mod bootstrap_run;
 pub mod config;
 pub mod dedup_run;
 pub mod feeds_run;
+pub mod handoff;
 pub mod interrupt;
 pub mod metrics;
 pub mod remote_lock;

@@ -16,6 +16,8 @@
 //! none of the others, so a rerun with a longer list reads only the new inputs. Every feeds
 //! shard polls every listed feed and keeps the articles of its hosts: an article listed by
 //! several feeds is fetched by one shard only, and one host's politeness stays in one process.
+//! A link that redirects to another shard's host is handed to that shard
+//! ([`super::handoff`]), so the page is written once, by the shard of the host it is on.
 //! N is fixed for an output root, and so is whether it is sharded at all:
 //! [`RootLayout::check`] refuses another N, a sharded run over an unsharded one and the
 //! reverse, since every input would move to a folder whose state has not seen it and be read
@@ -73,7 +75,12 @@ impl Shard {
     /// Does the input called `name` belong to this shard? A pure function of the name and N,
     /// the same on every machine and whatever else is in the list.
     pub fn owns(&self, name: &str) -> bool {
-        xxhash_rust::xxh3::xxh3_64(name.as_bytes()) % self.n as u64 == self.k as u64
+        self.owner(name).k == self.k
+    }
+
+    /// The shard of N that the input called `name` belongs to.
+    pub fn owner(&self, name: &str) -> Shard {
+        Shard { k: (xxhash_rust::xxh3::xxh3_64(name.as_bytes()) % self.n as u64) as usize, n: self.n }
     }
 
     /// This shard's inputs, named by `name`, sorted by name with repeats removed.
@@ -87,7 +94,12 @@ impl Shard {
 
     /// The shard's folder under the output root.
     pub fn dir(&self, out: &Path) -> PathBuf {
-        out.join(format!("shard-{:05}", self.k))
+        out.join(self.name())
+    }
+
+    /// The name of the shard's folder (`shard-0000K`), on disk and in a bucket.
+    pub fn name(&self) -> String {
+        format!("shard-{:05}", self.k)
     }
 }
 

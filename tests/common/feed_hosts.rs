@@ -1,7 +1,8 @@
 //! Loopback news hosts for the feeds tests and benchmarks: `n` axum servers on 127.0.0.1,
 //! 127.0.0.2, … (distinct hosts to the crawler), each serving robots.txt, feeds
-//! (`/feed-K.xml`: `per_feed` articles; `/grow-R.xml`: R new items per 10 s; `/gone.xml`: 410)
-//! and article pages, logging every request and the most requests in flight at once. A host
+//! (`/feed-K.xml`: `per_feed` articles; `/grow-R.xml`: R new items per 10 s; `/gone.xml`: 410;
+//! `/via-J-K.xml`: the articles of host J's `/feed-K.xml` through redirects on this host,
+//! `/go/J/K/I` → 302 to host J's `/a/K/I`) and article pages, logging every request and the most requests in flight at once. A host
 //! may be slow: every response waits `slow` first.
 
 #![allow(dead_code)] // each test or bench uses part of it
@@ -36,6 +37,8 @@ struct Host {
     busy: Arc<Mutex<(u32, u32)>>,
     /// Wait before every response.
     slow: Duration,
+    /// Every host's base URL (for the redirects to other hosts).
+    all: Arc<std::sync::OnceLock<Vec<String>>>,
 }
 
 pub struct Hosts {
@@ -70,6 +73,7 @@ pub fn start_with(n: usize, per_feed: usize, slow: &[(usize, Duration)]) -> Host
     let frozen: Arc<Mutex<Option<Duration>>> = Arc::default();
     let mut bases = Vec::new();
     let mut busy = Vec::new();
+    let all: Arc<std::sync::OnceLock<Vec<String>>> = Arc::default();
     for i in 0..n {
         let addr = format!("127.0.0.{}:0", i + 1);
         let listener = rt.block_on(tokio::net::TcpListener::bind(&addr)).unwrap();
@@ -86,12 +90,14 @@ pub fn start_with(n: usize, per_feed: usize, slow: &[(usize, Duration)]) -> Host
             frozen: frozen.clone(),
             busy: b.clone(),
             slow,
+            all: all.clone(),
         };
         let app = axum::Router::new().fallback(handle).with_state(host);
         rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
         bases.push(base);
         busy.push(b);
     }
+    all.set(bases.clone()).unwrap();
     Hosts { bases, log, listed, busy, start: t0, frozen, _rt: rt }
 }
 
@@ -143,6 +149,14 @@ async fn respond(h: &Host, path: &str) -> Response {
     }
     if let Some(feed) = path.strip_prefix("/feed-").and_then(|p| p.strip_suffix(".xml")) {
         return rss(&h.listed, (0..h.per_feed).map(|i| format!("{base}/a/{feed}/{i}")));
+    }
+    if let Some((j, feed)) = path.strip_prefix("/via-").and_then(|p| p.strip_suffix(".xml")?.split_once('-')) {
+        return rss(&h.listed, (0..h.per_feed).map(|i| format!("{base}/go/{j}/{feed}/{i}")));
+    }
+    if let Some(rest) = path.strip_prefix("/go/") {
+        let (j, rest) = rest.split_once('/').unwrap();
+        let to = format!("{}/a/{rest}", h.all.get().unwrap()[j.parse::<usize>().unwrap()]);
+        return Response::builder().status(302).header("location", to).body(Body::empty()).unwrap();
     }
     if let Some(rate) = path.strip_prefix("/grow-").and_then(|p| p.strip_suffix(".xml")) {
         // `rate` new items per 10 seconds since the server started; the newest 20 listed.
