@@ -30,6 +30,24 @@ fn urls(root: &Path, n: usize) -> BTreeMap<String, usize> {
     m
 }
 
+/// A `--once` round of shard `k` of 2 over the feeds of `list`, writing under `root`.
+fn once_round(list: &Path, root: &Path, k: usize) {
+    let spec = format!("{k}/2");
+    let o = pipeline(&[
+        "--feeds",
+        list.to_str().unwrap(),
+        "--once",
+        "--delay-ms",
+        "0",
+        "--allow-private-addresses",
+        "--out",
+        root.to_str().unwrap(),
+        "--shard",
+        &spec,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "shard {k}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
 #[test]
 fn an_article_listed_in_two_shards_is_written_once_and_a_new_feed_moves_nothing() {
     let hosts = feed_hosts::start(4, 5);
@@ -44,22 +62,7 @@ fn an_article_listed_in_two_shards_is_written_once_and_a_new_feed_moves_nothing(
     let list = dir.path().join("feeds.txt");
     std::fs::write(&list, feeds.join("\n")).unwrap();
     let root = dir.path().join("root");
-    let shard = |k: usize| {
-        let spec = format!("{k}/2");
-        let o = pipeline(&[
-            "--feeds",
-            list.to_str().unwrap(),
-            "--once",
-            "--delay-ms",
-            "0",
-            "--allow-private-addresses",
-            "--out",
-            root.to_str().unwrap(),
-            "--shard",
-            &spec,
-        ]);
-        assert_eq!(o.status.code(), Some(0), "shard {k}: {}", String::from_utf8_lossy(&o.stderr));
-    };
+    let shard = |k: usize| once_round(&list, &root, k);
     shard(0);
     shard(1);
     let got = urls(&root, 2);
@@ -107,22 +110,7 @@ fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
     let list = dir.path().join("feeds.txt");
     std::fs::write(&list, feeds.join("\n")).unwrap();
     let root = dir.path().join("root");
-    let shard = |k: usize| {
-        let spec = format!("{k}/2");
-        let o = pipeline(&[
-            "--feeds",
-            list.to_str().unwrap(),
-            "--once",
-            "--delay-ms",
-            "0",
-            "--allow-private-addresses",
-            "--out",
-            root.to_str().unwrap(),
-            "--shard",
-            &spec,
-        ]);
-        assert_eq!(o.status.code(), Some(0), "shard {k}: {}", String::from_utf8_lossy(&o.stderr));
-    };
+    let shard = |k: usize| once_round(&list, &root, k);
     let expected: BTreeMap<String, usize> =
         (0..2).flat_map(|f| (0..3).map(move |i| (format!("{base_j}/a/{f}/{i}"), 1))).collect();
     let inbox = root.join(format!("shard-{kj:05}")).join("inbox");
