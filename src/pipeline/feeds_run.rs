@@ -139,7 +139,9 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
     // 304 (nothing changed) can tell which articles the feed still lists: `forget` must never
     // prune those, or the feed's next full answer would bring them back as new. `pages`: the
     // page (final URL, after redirects) each fetched article led to, so that two links to one
-    // page are one record (`Crawl::claim_page`).
+    // page are one record (`Crawl::claim_page`). `inbox`: the entries of this shard's inbox
+    // taken in, by name, with the article each names ([`super::handoff`]), so that an entry is
+    // read once and leaves the inbox once its article is finished.
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetched INTEGER NOT NULL DEFAULT 0,
              failed INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, reasons TEXT NOT NULL DEFAULT '{}');
@@ -149,6 +151,7 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
          CREATE INDEX IF NOT EXISTS listings_url ON listings (url);
          CREATE TABLE IF NOT EXISTS pages (final_url TEXT PRIMARY KEY, url TEXT NOT NULL,
              written INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+         CREATE TABLE IF NOT EXISTS inbox (name TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID;
          CREATE INDEX IF NOT EXISTS pages_url ON pages (url);",
     )
     .map_err(&e)?;
@@ -191,26 +194,38 @@ impl FeedsCheckpoint<'_> {
         self.hosts.entry(t.host.clone()).or_default().add(&t.counts);
     }
 
-    /// Removes from the inbox the pages handed over whose article is finished. Called once
-    /// the database that says so is durable (committed here, and in the bucket when there is
-    /// one), so a rerun never lacks an article whose entry is gone. A failure leaves entries
-    /// for the next commit: taking an entry in again adds nothing.
+    /// Removes from the inbox the entries taken in whose article is finished (or forgotten
+    /// since). Called once the database that says so is durable (committed here, and in the
+    /// bucket when there is one), so a rerun never lacks an article whose entry is gone. A
+    /// failure leaves entries for the next commit: an entry taken in is not read again.
     fn clear_inbox(&self) {
         let Some((inboxes, me)) = &self.inbox else { return };
-        let result = inboxes.list(*me).and_then(|entries| {
-            let mut finished = self
+        let e = db_err(self.path);
+        let result = inboxes.names(*me).and_then(|names| {
+            let mut open = self
                 .conn
-                .prepare_cached("SELECT 1 FROM articles WHERE url = ?1 AND status IN ('done', 'failed')")
-                .map_err(db_err(self.path))?;
-            for (name, h) in entries {
-                if finished.exists(params![h.url]).map_err(db_err(self.path))? {
-                    inboxes.remove(*me, &name)?;
+                .prepare_cached(
+                    "SELECT 1 FROM inbox JOIN articles USING (url) WHERE inbox.name = ?1
+                         AND articles.status NOT IN ('done', 'failed')",
+                )
+                .map_err(&e)?;
+            let mut taken = self.conn.prepare_cached("SELECT 1 FROM inbox WHERE name = ?1").map_err(&e)?;
+            let mut gone = self.conn.prepare_cached("DELETE FROM inbox WHERE name = ?1").map_err(&e)?;
+            for name in &names {
+                if taken.exists(params![name]).map_err(&e)? && !open.exists(params![name]).map_err(&e)? {
+                    inboxes.remove(*me, name)?;
+                    gone.execute(params![name]).map_err(&e)?;
                 }
             }
+            // Rows of entries no longer there (removed before a kill let the row stay).
+            let listed = serde_json::to_string(&names).expect("names serialise");
+            self.conn
+                .execute("DELETE FROM inbox WHERE name NOT IN (SELECT value FROM json_each(?1))", params![listed])
+                .map_err(&e)?;
             Ok(())
         });
         if let Err(err) = result {
-            tracing::warn!("the inbox keeps pages already written (taken in again, they add nothing): {err}");
+            tracing::warn!("the inbox keeps pages already written (they are not taken in again): {err}");
         }
     }
 
@@ -788,8 +803,9 @@ impl Crawl {
                 self.forget(conn)?;
             }
             if !self.config.once && now.duration_since(last_inbox) >= INBOX_EVERY {
-                last_inbox = now;
                 self.take_inbox(conn, st)?;
+                // From the end of the look: a slow look must not start the next at once.
+                last_inbox = Instant::now();
             }
             if st.refresh && !self.queue_pending(conn, st, now, tx)? {
                 return Ok(());
@@ -1092,7 +1108,17 @@ impl Crawl {
                 let ready = parsed.as_ref().map(|u| self.ready_at(u)).unwrap_or_else(Instant::now);
                 st.frontier.done(&host, ready);
                 let handed = match &event {
-                    SourceEvent::Page(page) => self.hand_off(conn, &url, &page.final_url),
+                    SourceEvent::Page(page) => match self.hand_off(conn, &url, &page.final_url) {
+                        // Its last try: written here rather than lost.
+                        Err(err) if self.last_attempt(conn, &url)? => {
+                            tracing::warn!(
+                                "{url}: cannot hand its page over to the shard of its host ({err}); written here \
+                                 instead, so that it is not lost (that shard may write it too)"
+                            );
+                            Ok(None)
+                        }
+                        r => r,
+                    },
                     _ => Ok(None),
                 };
                 match (&event, handed) {
@@ -1172,17 +1198,40 @@ impl Crawl {
 
     /// Takes in the pages other shards handed over ([`super::handoff`]) as pending articles
     /// of this shard; one it already has (listed by its own feeds, or taken in before) is not
-    /// added again. A failure to read the inbox leaves it for the next look.
+    /// added again, and an entry taken in is not read again. An entry that cannot be read, or
+    /// that names another shard's host, is left for a later look, named in the log.
     fn take_inbox(&self, conn: &Connection, st: &mut LoopState) -> Result<(), PipelineError> {
         let (Some(me), Some(inboxes)) = (self.shard, &self.inboxes) else { return Ok(()) };
-        let entries = match inboxes.list(me) {
-            Ok(entries) => entries,
+        let e = db_err(&self.db_path);
+        let names = match inboxes.names(me) {
+            Ok(names) => names,
             Err(err) => {
                 tracing::warn!("the pages other shards handed over wait for the next look: {err}");
                 return Ok(());
             }
         };
-        if entries.is_empty() {
+        let mut new = Vec::new();
+        {
+            let mut taken = conn.prepare_cached("SELECT 1 FROM inbox WHERE name = ?1").map_err(&e)?;
+            for name in names {
+                if taken.exists(params![name]).map_err(&e)? {
+                    continue;
+                }
+                match inboxes.read(me, &name) {
+                    Ok(Some(h)) => {
+                        let host = Url::parse(&h.url).ok().and_then(|u| u.host_str().map(str::to_owned));
+                        if host.is_some_and(|h| me.owns(&h)) {
+                            new.push((name, h));
+                        } else {
+                            tracing::warn!("{}: handed over to this shard, but not on one of its hosts", h.url);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(err) => tracing::warn!("a page handed over waits for the next look: {err}"),
+                }
+            }
+        }
+        if new.is_empty() {
             return Ok(());
         }
         let now = unix_now();
@@ -1191,9 +1240,11 @@ impl Crawl {
                 "INSERT OR IGNORE INTO articles (url, feed, item, first_seen, last_seen, handed)
                  VALUES (?1, ?2, ?3, ?4, ?4, 1)",
             )?;
+            let mut taken = c.prepare_cached("INSERT OR REPLACE INTO inbox (name, url) VALUES (?1, ?2)")?;
             let mut added = 0;
-            for (_, h) in &entries {
+            for (name, h) in &new {
                 added += ins.execute(params![h.url, h.feed, h.item, now])?;
+                taken.execute(params![name, h.url])?;
             }
             Ok(added)
         })?;
@@ -1254,6 +1305,15 @@ impl Crawl {
             claims.remove(&f);
         }
         Ok(())
+    }
+
+    /// Is this the last try an article gets (its transient failure would give it up)?
+    fn last_attempt(&self, conn: &Connection, url: &str) -> Result<bool, PipelineError> {
+        let attempts: Option<u32> = conn
+            .query_row("SELECT attempts FROM articles WHERE url = ?1", params![url], |r| r.get(0))
+            .optional()
+            .map_err(db_err(&self.db_path))?;
+        Ok(attempts.is_none_or(|a| a + 1 >= MAX_ATTEMPTS))
     }
 
     /// Counts a transient failure of an article (it settles the start) and returns its

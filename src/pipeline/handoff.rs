@@ -14,7 +14,10 @@
 //! that lasts (for a bucket, after the database holding it went up), so a B killed at any
 //! point finds the entry again, and an article it already has is not added twice. An article
 //! handed over is never handed on: a page whose redirects cross shards twice is written by
-//! the second shard, not sent round.
+//! the second shard, not sent round. B keeps the names of the entries it took in (its
+//! `inbox` table), so each is read once however long it waits. A link whose page A cannot
+//! post is tried again like a failed fetch, and on its last try written by A: the one case a
+//! page may be written twice, rather than not at all.
 //!
 //! A `--once` shard takes its inbox in when it starts, so a page handed to it after its round
 //! ended is written in its next round; a continuous crawl looks every [`INBOX_EVERY`].
@@ -38,9 +41,9 @@ pub const INBOX_EVERY: Duration = Duration::from_secs(30);
 /// name is not ours and must not fill the memory.
 const ENTRY_MAX: u64 = 1 << 20;
 
-/// One page handed over.
+/// One page handed over. Unknown fields are allowed: an entry a newer version posted is still
+/// a page to write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Handoff {
     /// Where the link ended: the article the receiving shard fetches and writes.
     pub url: String,
@@ -60,8 +63,9 @@ pub enum Inboxes {
     Remote(S3Url),
 }
 
-/// An entry's file name: the same for the same page, so posting twice writes one entry.
-fn entry_name(url: &str) -> String {
+/// An entry's name: the same for the same page, so posting twice writes one entry, and the
+/// receiver can tell an entry it has taken in by its name alone.
+pub fn entry_name(url: &str) -> String {
     format!("{:016x}.json", xxhash_rust::xxh3::xxh3_64(url.as_bytes()))
 }
 
@@ -80,16 +84,33 @@ impl Inboxes {
         root.join(&format!("{}/{INBOX_DIR}/", to.name()))
     }
 
-    /// Posts `h` to shard `to`'s inbox (atomically: a reader sees the whole entry or none).
+    /// Posts `h` to shard `to`'s inbox, atomically: a reader sees the whole entry or none.
+    /// An entry that would be larger than a reader takes goes without its feed item.
     pub fn post(&self, to: Shard, h: &Handoff) -> Result<(), PipelineError> {
-        let body = serde_json::to_vec(h).expect("a handoff serialises");
+        let mut body = serde_json::to_vec(h).expect("a handoff serialises");
+        if body.len() as u64 > ENTRY_MAX {
+            body = serde_json::to_vec(&Handoff { item: None, ..h.clone() }).expect("a handoff serialises");
+        }
         let name = entry_name(&h.url);
         match self {
             Inboxes::Local(root) => {
                 let dir = Self::local_dir(root, to);
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| PipelineError::State { path: dir.clone(), message: e.to_string() })?;
-                crate::sink::write_atomic(&dir.join(name), &body)?;
+                let at = |path: &std::path::Path| {
+                    let path = path.to_path_buf();
+                    move |e: std::io::Error| PipelineError::State { path, message: e.to_string() }
+                };
+                std::fs::create_dir_all(&dir).map_err(at(&dir))?;
+                // A temporary name of this process's own: two shards may post the same page
+                // at once (both redirect to it).
+                let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+                {
+                    use std::io::Write;
+                    let mut f = std::fs::File::create(&tmp).map_err(at(&tmp))?;
+                    f.write_all(&body).and_then(|()| f.sync_all()).map_err(at(&tmp))?;
+                }
+                let path = dir.join(&name);
+                std::fs::rename(&tmp, &path).map_err(at(&path))?;
+                std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(at(&dir))?;
             }
             Inboxes::Remote(root) => {
                 let url = Self::remote_dir(root, to).join(&name);
@@ -99,59 +120,75 @@ impl Inboxes {
         Ok(())
     }
 
-    /// The entries in shard `of`'s inbox, by name. A file that is not an entry (another name,
-    /// too large, not its JSON) is left alone and named in the log.
-    pub fn list(&self, of: Shard) -> Result<Vec<(String, Handoff)>, PipelineError> {
-        let mut out = Vec::new();
-        let mut take = |name: String, bytes: &[u8], shown: &dyn std::fmt::Display| match serde_json::from_slice::<Handoff>(
-            bytes,
-        ) {
-            Ok(h) if entry_name(&h.url) == name => out.push((name, h)),
-            _ => tracing::warn!("{shown}: not a page handed over by another shard; left alone"),
-        };
-        match self {
+    /// The names of the entries in shard `of`'s inbox (a listing, nothing read).
+    pub fn names(&self, of: Shard) -> Result<Vec<String>, PipelineError> {
+        let entry = |name: &str| name.ends_with(".json") && !name.starts_with('.') && !name.contains('/');
+        let mut names = match self {
             Inboxes::Local(root) => {
                 let dir = Self::local_dir(root, of);
                 let at = |e: std::io::Error| PipelineError::State { path: dir.clone(), message: e.to_string() };
-                let entries = match std::fs::read_dir(&dir) {
-                    Ok(entries) => entries,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+                match std::fs::read_dir(&dir) {
+                    Ok(entries) => entries
+                        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(at)?,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
                     Err(e) => return Err(at(e)),
-                };
-                let mut paths: Vec<PathBuf> =
-                    entries.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(at)?;
-                paths.sort();
-                for path in paths {
-                    let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else { continue };
-                    // Our own temporary files (`write_atomic`) are not entries yet.
-                    if !name.ends_with(".json") {
-                        continue;
-                    }
-                    let small = std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= ENTRY_MAX);
-                    let bytes = if small { std::fs::read(&path).unwrap_or_default() } else { Vec::new() };
-                    take(name, &bytes, &path.display());
                 }
             }
             Inboxes::Remote(root) => {
                 let dir = Self::remote_dir(root, of);
-                off_runtime(|| -> Result<(), PipelineError> {
-                    for (url, size) in storage::list(&dir)? {
-                        let Some(name) = url.key.strip_prefix(&dir.key).map(str::to_owned) else { continue };
-                        if !name.ends_with(".json") || name.contains('/') {
-                            continue;
-                        }
-                        let bytes = if size <= ENTRY_MAX {
-                            storage::read_small(&url)?.map(|(b, _, _)| b).unwrap_or_default()
-                        } else {
-                            Vec::new()
-                        };
-                        take(name, &bytes, &url);
+                off_runtime(|| storage::list(&dir))?
+                    .into_iter()
+                    .filter_map(|(url, _)| url.key.strip_prefix(&dir.key).map(str::to_owned))
+                    .collect()
+            }
+        };
+        names.retain(|n| entry(n));
+        names.sort();
+        Ok(names)
+    }
+
+    /// Reads entry `name` of shard `of`'s inbox; None when it is gone or is not an entry
+    /// (too large, not its JSON, another page's name), which is left alone and named in the log.
+    pub fn read(&self, of: Shard, name: &str) -> Result<Option<Handoff>, PipelineError> {
+        let (bytes, shown) = match self {
+            Inboxes::Local(root) => {
+                let path = Self::local_dir(root, of).join(name);
+                let small = match std::fs::metadata(&path) {
+                    Ok(m) => m.is_file() && m.len() <= ENTRY_MAX,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => return Err(PipelineError::State { path, message: e.to_string() }),
+                };
+                let bytes = if small {
+                    match std::fs::read(&path) {
+                        Ok(b) => b,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                        Err(e) => return Err(PipelineError::State { path, message: e.to_string() }),
                     }
-                    Ok(())
-                })?;
+                } else {
+                    Vec::new()
+                };
+                (bytes, path.display().to_string())
+            }
+            Inboxes::Remote(root) => {
+                let url = Self::remote_dir(root, of).join(name);
+                match off_runtime(|| storage::read_small(&url)) {
+                    // Larger than an entry (up to the store's small-object cap): not one.
+                    Ok(Some((bytes, _, _))) if bytes.len() as u64 <= ENTRY_MAX => (bytes, url.to_string()),
+                    Ok(Some(_)) => (Vec::new(), url.to_string()),
+                    Ok(None) => return Ok(None),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        match serde_json::from_slice::<Handoff>(&bytes) {
+            Ok(h) if entry_name(&h.url) == name => Ok(Some(h)),
+            _ => {
+                tracing::warn!("{shown}: not a page handed over by another shard; left alone");
+                Ok(None)
             }
         }
-        Ok(out)
     }
 
     /// Removes the entry `name` from shard `of`'s inbox (none there is no error).
@@ -187,24 +224,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let inboxes = Inboxes::Local(dir.path().to_path_buf());
         let b = Shard { k: 1, n: 2 };
-        assert!(inboxes.list(b).unwrap().is_empty(), "no inbox yet is an empty one");
+        assert!(inboxes.names(b).unwrap().is_empty(), "no inbox yet is an empty one");
         inboxes.post(b, &entry("https://b.test/a/1")).unwrap();
         inboxes.post(b, &entry("https://b.test/a/1")).unwrap();
         inboxes.post(b, &entry("https://b.test/a/2")).unwrap();
         let inbox = dir.path().join("shard-00001").join(INBOX_DIR);
         std::fs::write(inbox.join("notes.json"), b"{}").unwrap();
         std::fs::write(inbox.join("0000000000000000.json"), b"not json").unwrap();
-        std::fs::write(inbox.join(".x.json.tmp"), b"half").unwrap();
-        let got = inboxes.list(b).unwrap();
-        let urls: Vec<&str> = got.iter().map(|(_, h)| h.url.as_str()).collect();
+        std::fs::write(inbox.join(".x.json.1.tmp"), b"half").unwrap();
+        let names = inboxes.names(b).unwrap();
+        assert_eq!(names.len(), 4, "{names:?}");
+        let got: Vec<Handoff> = names.iter().filter_map(|n| inboxes.read(b, n).unwrap()).collect();
+        let urls: Vec<&str> = got.iter().map(|h| h.url.as_str()).collect();
         assert_eq!(urls.len(), 2, "{urls:?}");
         assert!(urls.contains(&"https://b.test/a/1") && urls.contains(&"https://b.test/a/2"));
-        assert!(inboxes.list(Shard { k: 0, n: 2 }).unwrap().is_empty(), "shard 0's inbox is its own");
-        for (name, _) in &got {
-            inboxes.remove(b, name).unwrap();
-            inboxes.remove(b, name).unwrap();
+        assert_eq!(inboxes.read(b, "ffffffffffffffff.json").unwrap(), None, "gone");
+        assert!(inboxes.names(Shard { k: 0, n: 2 }).unwrap().is_empty(), "shard 0's inbox is its own");
+        for h in &got {
+            inboxes.remove(b, &entry_name(&h.url)).unwrap();
+            inboxes.remove(b, &entry_name(&h.url)).unwrap();
         }
-        assert!(inboxes.list(b).unwrap().is_empty());
-        assert!(inbox.join("notes.json").exists(), "a file that is not an entry stays");
+        assert_eq!(inboxes.names(b).unwrap().len(), 2, "the files that are not entries stay");
+        // A feed item too large for a reader goes without it.
+        let big = Handoff { item: Some("x".repeat(ENTRY_MAX as usize)), ..entry("https://b.test/a/3") };
+        inboxes.post(b, &big).unwrap();
+        let back = inboxes.read(b, &entry_name("https://b.test/a/3")).unwrap().unwrap();
+        assert_eq!(back, Handoff { item: None, ..big });
     }
 }
