@@ -124,7 +124,25 @@ fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
         serde_json::from_slice(&std::fs::read(root.join(format!("shard-{kr:05}/stats.json"))).unwrap()).unwrap();
     assert_eq!(stats["skipped"]["other_shard"], 6, "{stats}");
     assert_eq!(stats["written"], 0, "{stats}");
+    // `pipeline status` shows the pages waiting, and the shard they wait for as not done.
+    let status = || -> serde_json::Value {
+        let o = pipeline(&["status", root.to_str().unwrap(), "--json"]);
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let st = status();
+    let of_j = |st: &serde_json::Value| {
+        st["shards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["dir"].as_str().unwrap().ends_with(&format!("shard-{kj:05}")))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!((of_j(&st)["handed_waiting"].as_u64(), of_j(&st)["in_progress"].as_u64()), (Some(6), Some(1)), "{st}");
     shard(kj);
+    let st = status();
+    assert_eq!((of_j(&st)["handed_waiting"].as_u64(), of_j(&st)["done"].as_u64()), (Some(0), Some(1)), "{st}");
     assert_eq!(urls(&root, 2), expected, "each page once, by the shard of its host");
     assert_eq!(entries(), 0, "pages written leave the inbox");
     // Rounds after, the shards at the same time as a job array runs them: nothing is written

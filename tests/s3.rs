@@ -664,6 +664,11 @@ fn a_redirect_to_another_shards_host_goes_to_that_shard_through_the_bucket() {
     shard_run(kj);
     shard_run(kr);
     assert_eq!(entries(), 6, "the redirecting host's shard handed its six pages over in the bucket");
+    let st = pipeline(&s3, &["status", "s3://crawl/sh/", "--json"]).output().unwrap();
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    let waiting: Vec<u64> =
+        st["shards"].as_array().unwrap().iter().map(|s| s["handed_waiting"].as_u64().unwrap()).collect();
+    assert_eq!(waiting.iter().sum::<u64>(), 6, "pipeline status counts the pages waiting: {st}");
     shard_run(kj);
     let out = s3.path("crawl", "sh");
     let got = ids_under(&out);

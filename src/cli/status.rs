@@ -94,13 +94,13 @@ pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
         RunStatus::Shards { shards, stats } => {
             println!("sharded run in {}", args.out.display());
             println!(
-                "{:<14} {:>6} {:>6} {:>11} {:>7} {:>7} {:>9} {:>7}",
-                "shard", "inputs", "done", "in progress", "pending", "gave up", "written", "failed"
+                "{:<14} {:>6} {:>6} {:>11} {:>7} {:>7} {:>9} {:>7} {:>7}",
+                "shard", "inputs", "done", "in progress", "pending", "gave up", "written", "failed", "handed"
             );
             for s in shards {
                 let name = s.shard.map(|x| format!("{}/{}", x.k, x.n)).unwrap_or_else(|| s.dir.clone());
                 println!(
-                    "{:<14} {:>6} {:>6} {:>11} {:>7} {:>7} {:>9} {:>7}",
+                    "{:<14} {:>6} {:>6} {:>11} {:>7} {:>7} {:>9} {:>7} {:>7}",
                     name,
                     s.inputs,
                     s.done,
@@ -108,7 +108,8 @@ pub fn exec(args: StatusArgs) -> anyhow::Result<Outcome> {
                     s.pending,
                     s.failed,
                     s.stats.written,
-                    s.stats.failures()
+                    s.stats.failures(),
+                    s.handed_waiting
                 );
             }
             println!(

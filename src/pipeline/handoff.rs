@@ -211,6 +211,15 @@ impl Inboxes {
     }
 }
 
+/// The entries in the inbox of the shard folder `dir` (none when it has no inbox).
+pub fn waiting(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join(INBOX_DIR)).map_or(0, |d| {
+        d.flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".json") && !n.starts_with('.')))
+            .count()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -165,7 +165,8 @@ impl OutputMirror for S3Output {
 /// Downloads the run files under `remote` (shard folders included) into `local`, keeping
 /// their relative paths. Without `with_parts` each part is an empty file of its name:
 /// `pipeline status` only asks whether a part exists (the resume state counts a part's
-/// records once the part is there), `pipeline dedup` reads them all. Returns the files
+/// records once the part is there), `pipeline dedup` reads them all. So is each entry of a
+/// shard's inbox ([`super::handoff`]), which `status` counts. Returns the files
 /// fetched.
 pub fn pull_tree(remote: &S3Url, local: &Path, with_parts: bool) -> Result<usize, PipelineError> {
     pull(&remote.as_prefix(), local, true, with_parts)
@@ -178,6 +179,14 @@ fn pull(remote: &S3Url, local: &Path, recursive: bool, with_parts: bool) -> Resu
     for (url, _) in storage::list(remote)? {
         let Some(rel) = url.key.strip_prefix(&remote.key) else { continue };
         let name = rel.rsplit('/').next().unwrap_or(rel);
+        let inbox_entry = rel.split('/').rev().nth(1) == Some(super::handoff::INBOX_DIR) && name.ends_with(".json");
+        if recursive && !with_parts && inbox_entry && !rel.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+            let to = local.join(rel);
+            let at = |e: std::io::Error| PipelineError::State { path: to.clone(), message: e.to_string() };
+            std::fs::create_dir_all(to.parent().expect("under local")).map_err(at)?;
+            std::fs::write(&to, b"").map_err(at)?;
+            continue;
+        }
         if (!recursive && rel.contains('/'))
             || !is_run_file(name)
             || name.starts_with('.')

@@ -72,6 +72,9 @@ pub struct ShardStatus {
     pub pending: usize,
     /// Inputs given up after [`warc_run::MAX_INPUT_ATTEMPTS`] tries.
     pub failed: usize,
+    /// Feeds: pages other shards handed over that wait in its inbox ([`super::handoff`]),
+    /// taken in by its next round (or look) and left there until written.
+    pub handed_waiting: usize,
     pub stats: Stats,
 }
 
@@ -97,6 +100,7 @@ fn add(a: &mut Stats, b: &Stats) {
 fn shard_status(dir: &Path) -> Result<ShardStatus, PipelineError> {
     let manifest = super::shard::ShardManifest::read(dir);
     let inputs = manifest.as_ref().map_or(0, |m| m.inputs.len());
+    let waiting = super::handoff::waiting(dir);
     let (done, in_progress, failed, stats) = match status(dir) {
         Ok(RunStatus::Warc { done, current, retry, stats }) => {
             // Counted against the shard's own inputs, so a state naming inputs the shard no
@@ -109,9 +113,14 @@ fn shard_status(dir: &Path) -> Result<ShardStatus, PipelineError> {
             let current = current.is_some_and(|(k, _)| ours(&k));
             (done, usize::from(current), failed, stats)
         }
-        // A feeds shard is in progress until its state says the last `--once` round ended.
-        Ok(RunStatus::Feeds { stats, finished, .. }) => (usize::from(finished), usize::from(!finished), 0, stats),
-        Ok(RunStatus::Shards { .. }) | Err(_) => (0, 0, 0, Stats::default()),
+        // A feeds shard is in progress until its state says the last `--once` round ended,
+        // and while pages handed to it wait to be written.
+        Ok(RunStatus::Feeds { stats, finished, .. }) => {
+            let finished = finished && waiting == 0;
+            (usize::from(finished), usize::from(!finished), 0, stats)
+        }
+        // A folder other shards handed pages to before it ever ran has work waiting.
+        Ok(RunStatus::Shards { .. }) | Err(_) => (0, usize::from(waiting > 0), 0, Stats::default()),
     };
     Ok(ShardStatus {
         dir: dir.display().to_string(),
@@ -121,6 +130,7 @@ fn shard_status(dir: &Path) -> Result<ShardStatus, PipelineError> {
         in_progress,
         pending: inputs.saturating_sub(done + in_progress + failed),
         failed,
+        handed_waiting: waiting,
         stats,
     })
 }
