@@ -629,18 +629,60 @@ fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once
     assert!(stderr.contains("2 shards, not 3"), "{stderr}");
 }
 
-#[test]
-fn a_redirect_to_another_shards_host_goes_to_that_shard_through_the_bucket() {
-    let s3 = S3Server::start(&["crawl"]);
-    let hosts = feed_hosts::start(4, 3);
-    // A redirecting host and an article host of different shards (shards own hosts by name).
+/// Of the four loopback hosts `feed_hosts` starts, a redirecting one and an article one that
+/// fall in different shards of 2 (shards own hosts by name): (host index, its shard) each.
+fn hosts_of_two_shards() -> ((usize, usize), (usize, usize)) {
     let owner =
         |i: usize| article_pipeline::pipeline::shard::Shard { k: 0, n: 2 }.owner(&format!("127.0.0.{}", i + 1)).k;
     let (r, j) = (0..4)
         .flat_map(|r| (0..4).map(move |j| (r, j)))
         .find(|&(r, j)| owner(r) != owner(j))
         .expect("four hosts fall in both of two shards");
-    let (kr, kj) = (owner(r), owner(j));
+    ((r, owner(r)), (j, owner(j)))
+}
+
+#[test]
+fn pages_handed_over_are_written_once_by_a_shard_killed_and_rerun_without_its_disk() {
+    let s3 = S3Server::start(&["crawl"]);
+    let ((r, kr), (j, kj)) = hosts_of_two_shards();
+    // The article host slow: the shard writing its 100 pages is killed after its first part.
+    let hosts = feed_hosts::start_with(4, 100, &[(j, Duration::from_millis(25))]);
+    let work = tempfile::tempdir().unwrap();
+    let list = work.path().join("feeds.txt");
+    std::fs::write(&list, format!("{}/via-{j}-0.xml", hosts.bases[r])).unwrap();
+    let list = list.display().to_string();
+    let shard_run = |k: usize, staging: &str| {
+        let staging = work.path().join(staging).display().to_string();
+        let spec = format!("{k}/2");
+        let args =
+            ["--feeds", &list, "--once", "--delay-ms", "0", "--allow-private-addresses", "--out", "s3://crawl/sh/"];
+        let mut c = pipeline(&s3, &args);
+        c.args(["--shard", &spec, "--staging", &staging, "--part-bytes", "4096"]);
+        c
+    };
+    let o = shard_run(kr, "r1").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let inbox = s3.path("crawl", &format!("sh/shard-{kj:05}/inbox"));
+    let entries = || std::fs::read_dir(&inbox).map_or(0, |d| d.count());
+    assert_eq!(entries(), 100);
+    let out = s3.path("crawl", &format!("sh/shard-{kj:05}"));
+    kill_after_parts(shard_run(kj, "j1"), &out, 1);
+    let before = ids_under(&out).len();
+    assert!(before > 0 && before < 100, "{before} pages written before the kill");
+    assert!(entries() > 0, "the pages not yet written stay handed over");
+    let o = shard_run(kj, "j2").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = ids_under(&out);
+    assert_eq!(got.len(), 100, "every page handed over is written");
+    assert!(got.values().all(|&n| n == 1), "written twice: {got:?}");
+    assert_eq!(entries(), 0, "and leaves the inbox");
+}
+
+#[test]
+fn a_redirect_to_another_shards_host_goes_to_that_shard_through_the_bucket() {
+    let s3 = S3Server::start(&["crawl"]);
+    let hosts = feed_hosts::start(4, 3);
+    let ((r, kr), (j, kj)) = hosts_of_two_shards();
     let work = tempfile::tempdir().unwrap();
     let list = work.path().join("feeds.txt");
     let (base_r, base_j) = (&hosts.bases[r], &hosts.bases[j]);

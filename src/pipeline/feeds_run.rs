@@ -1210,6 +1210,10 @@ impl Crawl {
                 return Ok(());
             }
         };
+        if let Some(m) = &self.metrics {
+            // Taken in or not: every entry is a page handed over and not yet written.
+            m.set_gauge("handed_waiting", names.len() as f64);
+        }
         let mut new = Vec::new();
         {
             let mut taken = conn.prepare_cached("SELECT 1 FROM inbox WHERE name = ?1").map_err(&e)?;
