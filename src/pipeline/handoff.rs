@@ -223,6 +223,29 @@ pub fn waiting(dir: &std::path::Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // Whatever bytes a file of an entry's name holds, reading it gives the entry it
+        // names or nothing, never a panic.
+        #[test]
+        fn any_bytes_in_an_inbox_read_as_the_entry_named_or_none(bytes in proptest::collection::vec(any::<u8>(), 0..400), url in "https://[a-z]{1,8}\\.test/[a-z0-9/]{0,20}") {
+            let dir = tempfile::tempdir().unwrap();
+            let inboxes = Inboxes::Local(dir.path().to_path_buf());
+            let b = Shard { k: 1, n: 2 };
+            let name = entry_name(&url);
+            let inbox = dir.path().join("shard-00001").join(INBOX_DIR);
+            std::fs::create_dir_all(&inbox).unwrap();
+            std::fs::write(inbox.join(&name), &bytes).unwrap();
+            if let Some(h) = inboxes.read(b, &name).unwrap() {
+                prop_assert_eq!(entry_name(&h.url), name.clone());
+            }
+            // A real entry under a name, with the same bytes beside it, reads back whole.
+            let h = Handoff { url: url.clone(), feed: String::from_utf8_lossy(&bytes).into_owned(), via: url.clone(), item: None };
+            inboxes.post(b, &h).unwrap();
+            prop_assert_eq!(inboxes.read(b, &name).unwrap(), Some(h));
+        }
+    }
 
     fn entry(url: &str) -> Handoff {
         Handoff { url: url.into(), feed: "https://f.test/rss".into(), via: "https://r.test/go/1".into(), item: None }
