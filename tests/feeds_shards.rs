@@ -91,17 +91,56 @@ fn an_article_listed_in_two_shards_is_written_once_and_a_new_feed_moves_nothing(
     }
 }
 
-#[test]
-fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
-    let hosts = feed_hosts::start(4, 3);
-    // Shards own hosts by name: a redirecting host and an article host of different shards.
-    let host = |i: usize| format!("127.0.0.{}", i + 1);
-    let owner = |i: usize| Shard { k: 0, n: 2 }.owner(&host(i)).k;
+/// Of the four loopback hosts `feed_hosts` starts, a redirecting one and an article one that
+/// fall in different shards of 2 (shards own hosts by name): (host index, its shard) each.
+pub fn hosts_of_two_shards() -> ((usize, usize), (usize, usize)) {
+    let owner = |i: usize| Shard { k: 0, n: 2 }.owner(&format!("127.0.0.{}", i + 1)).k;
     let (r, j) = (0..4)
         .flat_map(|r| (0..4).map(move |j| (r, j)))
         .find(|&(r, j)| owner(r) != owner(j))
         .expect("four hosts fall in both of two shards");
-    let (kr, kj) = (owner(r), owner(j));
+    ((r, owner(r)), (j, owner(j)))
+}
+
+#[test]
+fn a_page_that_cannot_be_handed_over_is_written_where_it_was_fetched_on_its_last_try() {
+    let hosts = feed_hosts::start(4, 3);
+    let ((r, kr), (j, kj)) = hosts_of_two_shards();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("feeds.txt");
+    std::fs::write(&list, format!("{}/via-{j}-0.xml", hosts.bases[r])).unwrap();
+    let root = dir.path().join("root");
+    // The other shard's inbox cannot be made: a file where its folder would be.
+    std::fs::create_dir_all(root.join(format!("shard-{kj:05}"))).unwrap();
+    std::fs::write(root.join(format!("shard-{kj:05}/inbox")), b"").unwrap();
+    // Each --once round is one try, a failed input (exit 1) until the fifth, the last.
+    let spec = format!("{kr}/2");
+    let (list_s, root_s) = (list.to_str().unwrap(), root.to_str().unwrap());
+    let args = [
+        "--feeds",
+        list_s,
+        "--once",
+        "--delay-ms",
+        "0",
+        "--allow-private-addresses",
+        "--out",
+        root_s,
+        "--shard",
+        &spec,
+    ];
+    for round in 1..=5 {
+        let o = pipeline(&args);
+        assert_eq!(o.status.code(), Some(if round < 5 { 1 } else { 0 }), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(urls(&root, 2).len(), if round < 5 { 0 } else { 3 }, "round {round}");
+    }
+    once_round(&list, &root, kr);
+    assert!(urls(&root, 2).values().all(|&n| n == 1), "written twice: {:?}", urls(&root, 2));
+}
+
+#[test]
+fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
+    let hosts = feed_hosts::start(4, 3);
+    let ((r, kr), (j, kj)) = hosts_of_two_shards();
     let (base_r, base_j) = (&hosts.bases[r], &hosts.bases[j]);
     let dir = tempfile::tempdir().unwrap();
     // Host j's first feed both plainly and through host r's redirects; its second feed only
@@ -157,4 +196,8 @@ fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
     let in_shard_j: usize =
         list_parts(&root.join(format!("shard-{kj:05}"))).unwrap().iter().map(|p| read_part(p).unwrap().len()).sum();
     assert_eq!(in_shard_j, 6, "the pages are the article host's shard's");
+    // Each page was downloaded once: the redirecting host's shard stops at the redirect.
+    let log = hosts.log.lock().unwrap().clone();
+    let fetched = log.iter().filter(|(h, p, _)| *h == j && p.starts_with("/a/")).count();
+    assert_eq!(fetched, 6, "pages fetched more than once");
 }

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::feeds_shards::hosts_of_two_shards;
 use article_pipeline::sink::read_part;
 use s3_server::S3Server;
 
@@ -627,18 +628,6 @@ fn a_feeds_run_to_s3_killed_and_rerun_without_its_disk_writes_every_article_once
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("2 shards, not 3"), "{stderr}");
-}
-
-/// Of the four loopback hosts `feed_hosts` starts, a redirecting one and an article one that
-/// fall in different shards of 2 (shards own hosts by name): (host index, its shard) each.
-fn hosts_of_two_shards() -> ((usize, usize), (usize, usize)) {
-    let owner =
-        |i: usize| article_pipeline::pipeline::shard::Shard { k: 0, n: 2 }.owner(&format!("127.0.0.{}", i + 1)).k;
-    let (r, j) = (0..4)
-        .flat_map(|r| (0..4).map(move |j| (r, j)))
-        .find(|&(r, j)| owner(r) != owner(j))
-        .expect("four hosts fall in both of two shards");
-    ((r, owner(r)), (j, owner(j)))
 }
 
 #[test]

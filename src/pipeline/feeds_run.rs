@@ -562,8 +562,9 @@ type Failure = (&'static str, String);
 enum Work {
     /// Poll feed number `n` of the feed list.
     Poll(usize),
-    /// Fetch an article (URL, the feed that listed it, its feed item as JSON).
-    Article(String, String, Option<String>),
+    /// Fetch an article (URL, the feed that listed it, its feed item as JSON, whether another
+    /// shard handed it over).
+    Article(String, String, Option<String>, bool),
 }
 
 /// What a finished unit of work gives back to the loop.
@@ -884,7 +885,8 @@ impl Crawl {
         st.resting.retain(|_, t| *t > now);
         let mut q = conn
             .prepare_cached(
-                "SELECT url, feed, item, attempts, started - settled FROM articles WHERE status = 'pending' ORDER BY id",
+                "SELECT url, feed, item, attempts, started - settled, handed FROM articles WHERE status = 'pending'
+                 ORDER BY id",
             )
             .map_err(&e)?;
         let rows = q
@@ -895,6 +897,7 @@ impl Crawl {
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, u32>(3)?,
                     r.get::<_, i64>(4)?,
+                    r.get::<_, bool>(5)?,
                 ))
             })
             .map_err(&e)?;
@@ -904,13 +907,13 @@ impl Crawl {
         // queued by the refresh that follows the last suspect.
         let new = |url: &String| !st.resting.contains_key(url) && !st.queued.contains(url);
         let suspect = |a: u32, c: i64| c > 0 && c < i64::from(MAX_CRASHES) && a < MAX_ATTEMPTS;
-        st.holding = st.holding || rows.iter().any(|(url, _, _, a, c)| suspect(*a, *c) && new(url));
+        st.holding = st.holding || rows.iter().any(|(url, _, _, a, c, _)| suspect(*a, *c) && new(url));
         // `queued` holds what is queued, in flight, or fetched and not yet committed: all still
         // pending here. What is no longer pending (its part committed) leaves it, so it stays
         // as small as the pending set instead of growing with every article since the start of
         // a continuous run.
         let mut pending_now = HashSet::new();
-        for (url, feed, item, attempts, crashes) in rows {
+        for (url, feed, item, attempts, crashes, handed) in rows {
             pending_now.insert(url.clone());
             if st.resting.contains_key(&url) || st.queued.contains(&url) {
                 continue;
@@ -954,7 +957,7 @@ impl Crawl {
                 }
                 continue;
             }
-            let work = Work::Article(url, feed, item);
+            let work = Work::Article(url, feed, item, handed);
             if suspect(attempts, crashes) {
                 st.suspects.push_back((host, work));
             } else {
@@ -1051,9 +1054,8 @@ impl Crawl {
                         }
                         Done::Poll(n, r)
                     }
-                    Work::Article(url, feed, item) => {
-                        let item = item.and_then(|j| serde_json::from_str(&j).ok());
-                        let (event, transient, bytes) = this.article(&url, &feed, item).await;
+                    Work::Article(url, feed, item, handed) => {
+                        let (event, transient, bytes) = this.article(&url, &feed, item, handed).await;
                         Done::Article(url, event, transient, bytes)
                     }
                 }
@@ -1511,12 +1513,49 @@ impl Crawl {
         &self,
         url: &str,
         feed: &str,
-        item: Option<crate::metadata::FeedItem>,
+        item_json: Option<String>,
+        handed: bool,
     ) -> (SourceEvent, bool, Option<u64>) {
         let Ok(parsed) = Url::parse(url) else {
             return (SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") }, false, None);
         };
-        let f = match self.fetcher.fetch(&parsed, Trust::Feed, None).await {
+        // A redirect to another shard's host is not followed: that shard fetches the page
+        // ([`super::handoff`]), so it is downloaded once. Not for an article handed over.
+        let foreign = |next: &Url| match (self.shard, &self.inboxes) {
+            (Some(me), Some(_)) if !handed => me.owner(next.host_str().unwrap_or("")) != me,
+            _ => false,
+        };
+        let mut stop_at_foreign = true;
+        let f = loop {
+            let stop: &(dyn Fn(&Url) -> bool + Sync) = if stop_at_foreign { &foreign } else { &|_| false };
+            let f = match self.fetcher.fetch_until(&parsed, Trust::Feed, None, stop).await {
+                Ok(f) => f,
+                Err(err) => break Err(err),
+            };
+            let next = f.header("location").and_then(|l| Url::parse(&f.final_url).ok()?.join(l.trim()).ok());
+            let Some(next) = next.filter(|n| (300..400).contains(&f.status) && foreign(n)) else { break Ok(f) };
+            let (Some(me), Some(inboxes)) = (self.shard, self.inboxes.clone()) else { break Ok(f) };
+            let owner = me.owner(next.host_str().unwrap_or(""));
+            let h = Handoff {
+                url: next.to_string(),
+                feed: feed.to_string(),
+                via: url.to_string(),
+                item: item_json.clone(),
+            };
+            match tokio::task::spawn_blocking(move || inboxes.post(owner, &h)).await {
+                Ok(Ok(())) => {
+                    tracing::info!("{url}: redirects to {next}, a page of shard {}'s host: handed over to it", owner.k);
+                    return (SourceEvent::Skipped { reason: "other_shard" }, false, None);
+                }
+                // Fetched whole instead: the hand-off after the fetch tries again, and on the
+                // article's last try writes it here (`Crawl::finished`).
+                Ok(Err(err)) => tracing::warn!("{url}: cannot hand {next} over to its shard ({err}); fetched here"),
+                Err(err) => tracing::warn!("{url}: cannot hand {next} over to its shard ({err}); fetched here"),
+            }
+            stop_at_foreign = false;
+        };
+        let item = item_json.and_then(|j| serde_json::from_str(&j).ok());
+        let f = match f {
             Ok(f) => f,
             // robots.txt said no: a policy decision, not a failure (counted as skipped).
             Err(err @ crate::sources::fetch::FetchError::Robots { .. }) => {

@@ -3,7 +3,8 @@
 //! can end at an article on a host of shard B, which B may fetch through its own plain link
 //! too. Each shard's same-page check ([`super::feeds_run`]) sees only its own links, so both
 //! would write the page. The page therefore belongs to the shard of the host it ends on: A
-//! does not write it. It posts the final URL to B's inbox (`ROOT/shard-B/inbox/<hash>.json`,
+//! does not follow the redirect into B's host ([`crate::sources::fetch::Fetcher::fetch_until`]),
+//! so the page is downloaded once, by B. It posts the redirect's target to B's inbox (`ROOT/shard-B/inbox/<hash>.json`,
 //! on disk or in the bucket) and its own link ends as `other_shard`; B takes its inbox in as
 //! articles of its own (a URL it already has is not added again) and writes each page once,
 //! checked against its own links like any redirect.

@@ -357,6 +357,19 @@ impl Fetcher {
         trust: Trust,
         validators: Option<(&str, &str)>,
     ) -> Result<Fetched, FetchError> {
+        self.fetch_until(url, trust, validators, &|_| false).await
+    }
+
+    /// [`Self::fetch`], except that a redirect to a URL `stop` accepts is not followed: that
+    /// response (a 3xx with its `Location`) is returned. A feeds shard stops at a redirect to
+    /// another shard's host, whose page that shard fetches ([`crate::pipeline::handoff`]).
+    pub async fn fetch_until(
+        &self,
+        url: &Url,
+        trust: Trust,
+        validators: Option<(&str, &str)>,
+        stop: &(dyn Fn(&Url) -> bool + Sync),
+    ) -> Result<Fetched, FetchError> {
         let shown = url.to_string();
         self.precheck(url, trust)?;
         let key = super::frontier::host_key(url);
@@ -393,7 +406,7 @@ impl Fetcher {
             host.next_allowed = start + host.delay;
             drop(host);
             tokio::time::sleep_until(start.into()).await;
-            let result = self.exchange(trust, url, validators, Cap::Fail(self.options.max_body_bytes)).await;
+            let result = self.exchange(trust, url, validators, Cap::Fail(self.options.max_body_bytes), stop).await;
             host = state.lock().await;
             host.next_allowed = host.next_allowed.max(Instant::now() + host.delay);
             let retry_in = match &result {
@@ -435,7 +448,7 @@ impl Fetcher {
     async fn robots(&self, trust: Trust, url: &Url, host: &HostState) -> Robots {
         let Ok(robots_url) = url.join("/robots.txt") else { return Robots::AllowAll };
         tokio::time::sleep_until(host.next_allowed.into()).await;
-        let r = self.exchange(trust, &robots_url, None, Cap::Truncate(ROBOTS_MAX_BYTES)).await;
+        let r = self.exchange(trust, &robots_url, None, Cap::Truncate(ROBOTS_MAX_BYTES), &|_| false).await;
         match r {
             Ok(mut f) if (200..300).contains(&f.status) => {
                 let raw = std::mem::take(&mut f.body);
@@ -458,13 +471,15 @@ impl Fetcher {
     /// The first hop of a URL the user listed goes out unguarded; every later hop, and every
     /// hop of a URL from a feed, is checked: its scheme (http or https), an IP literal
     /// against the forbidden ranges, and a name through the guarded resolver. Errors name
-    /// the URL asked for.
+    /// the URL asked for. A redirect to a URL `stop` accepts (once checked) is returned, not
+    /// followed.
     async fn exchange(
         &self,
         trust: Trust,
         url: &Url,
         validators: Option<(&str, &str)>,
         cap: Cap,
+        stop: &(dyn Fn(&Url) -> bool + Sync),
     ) -> Result<Fetched, FetchError> {
         let shown = url.to_string();
         let guard = !self.options.allow_private_addresses;
@@ -488,6 +503,10 @@ impl Fetcher {
             }
             if guard && let Some(why) = literal_forbidden(&next) {
                 return Err(FetchError::Blocked { url: shown, why: format!("redirect to {next}: {why}") });
+            }
+            if stop(&next) {
+                f.url = shown;
+                return Ok(f);
             }
             tracing::debug!("{shown}: redirect {} to {next}", redirects + 1);
             hop = next;
