@@ -138,6 +138,34 @@ fn a_page_that_cannot_be_handed_over_is_written_where_it_was_fetched_on_its_last
 }
 
 #[test]
+fn a_redirect_chain_that_comes_back_to_its_shard_is_written_once_there() {
+    let hosts = feed_hosts::start(4, 3);
+    let ((r, kr), (j, kj)) = hosts_of_two_shards();
+    let base_r = &hosts.bases[r];
+    let dir = tempfile::tempdir().unwrap();
+    // Host r's articles plainly, and through a tracker on host r, then a shortener on host j
+    // (the other shard's), back to host r.
+    let list = dir.path().join("feeds.txt");
+    std::fs::write(&list, format!("{base_r}/chain-{j}-{r}-0.xml\n{base_r}/feed-0.xml")).unwrap();
+    let root = dir.path().join("root");
+    for k in [kr, kj, kr, kj] {
+        once_round(&list, &root, k);
+    }
+    let expected: BTreeMap<String, usize> = (0..3).map(|i| (format!("{base_r}/a/0/{i}"), 1)).collect();
+    assert_eq!(urls(&root, 2), expected, "each page once");
+    // Downloaded once each too: the other shard stopped at the redirect back.
+    let log = hosts.log.lock().unwrap().clone();
+    assert_eq!(log.iter().filter(|(h, p, _)| *h == r && p.starts_with("/a/")).count(), 3, "pages fetched twice");
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join(format!("shard-{kj:05}/stats.json"))).unwrap()).unwrap();
+    assert_eq!((stats["written"].as_u64(), stats["skipped"]["other_shard"].as_u64()), (Some(0), Some(3)), "{stats}");
+    for k in [kr, kj] {
+        let inbox = root.join(format!("shard-{k:05}/inbox"));
+        assert_eq!(std::fs::read_dir(&inbox).map_or(0, |d| d.count()), 0, "{}", inbox.display());
+    }
+}
+
+#[test]
 fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
     let hosts = feed_hosts::start(4, 3);
     let ((r, kr), (j, kj)) = hosts_of_two_shards();

@@ -35,7 +35,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use url::Url;
 
 use super::config::FeedsConfig;
-use super::handoff::{Handoff, INBOX_EVERY, Inboxes};
+use super::handoff::{Handoff, INBOX_EVERY, Inboxes, MAX_HOPS};
 use super::shard::Shard;
 use super::{Checkpoint, ItemSender, Origin, PipelineError, Progress, RunContext, Stats};
 use crate::sink::record::Source;
@@ -114,7 +114,7 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
         ("articles", "settled", "INTEGER NOT NULL DEFAULT 0"),
         ("articles", "first_seen", "INTEGER"),
         ("articles", "last_seen", "INTEGER"),
-        // Handed over by another shard ([`super::handoff`]): written here, never handed on.
+        // How many times other shards handed it over ([`super::handoff`]; 0: listed here).
         ("articles", "handed", "INTEGER NOT NULL DEFAULT 0"),
         ("feeds", "next_poll", "INTEGER"),
         ("feeds", "interval_secs", "INTEGER"),
@@ -562,9 +562,9 @@ type Failure = (&'static str, String);
 enum Work {
     /// Poll feed number `n` of the feed list.
     Poll(usize),
-    /// Fetch an article (URL, the feed that listed it, its feed item as JSON, whether another
-    /// shard handed it over).
-    Article(String, String, Option<String>, bool),
+    /// Fetch an article (URL, the feed that listed it, its feed item as JSON, how many times
+    /// other shards handed it over).
+    Article(String, String, Option<String>, u32),
 }
 
 /// What a finished unit of work gives back to the loop.
@@ -897,7 +897,7 @@ impl Crawl {
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, u32>(3)?,
                     r.get::<_, i64>(4)?,
-                    r.get::<_, bool>(5)?,
+                    r.get::<_, u32>(5)?,
                 ))
             })
             .map_err(&e)?;
@@ -1180,7 +1180,7 @@ impl Crawl {
 
     /// Hands the page at `final_url` (where the fetch of `url` ended) over to the shard of its
     /// host, when that is another ([`super::handoff`]); returns that shard. Not for an article
-    /// handed over itself: it is written here, wherever it now ends.
+    /// handed over [`MAX_HOPS`] times: it is written here, wherever it now ends.
     fn hand_off(&self, conn: &Connection, url: &str, final_url: &str) -> Result<Option<Shard>, PipelineError> {
         let (Some(me), Some(inboxes)) = (self.shard, &self.inboxes) else { return Ok(None) };
         let Ok(to) = Url::parse(final_url) else { return Ok(None) };
@@ -1188,12 +1188,12 @@ impl Crawl {
         if owner == me {
             return Ok(None);
         }
-        let row: Option<(String, Option<String>, bool)> = conn
+        let row: Option<(String, Option<String>, u32)> = conn
             .prepare_cached("SELECT feed, item, handed FROM articles WHERE url = ?1")
             .and_then(|mut q| q.query_row(params![url], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional())
             .map_err(db_err(&self.db_path))?;
-        let Some((feed, item, false)) = row else { return Ok(None) };
-        let h = Handoff { url: final_url.to_string(), feed, via: url.to_string(), item };
+        let Some((feed, item, hops)) = row.filter(|r| r.2 < MAX_HOPS) else { return Ok(None) };
+        let h = Handoff { url: final_url.to_string(), feed, via: url.to_string(), item, hops: hops + 1 };
         inboxes.post(owner, &h)?;
         Ok(Some(owner))
     }
@@ -1244,12 +1244,12 @@ impl Crawl {
         let added = immediate(conn, &self.db_path, |c| {
             let mut ins = c.prepare_cached(
                 "INSERT OR IGNORE INTO articles (url, feed, item, first_seen, last_seen, handed)
-                 VALUES (?1, ?2, ?3, ?4, ?4, 1)",
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
             )?;
             let mut taken = c.prepare_cached("INSERT OR REPLACE INTO inbox (name, url) VALUES (?1, ?2)")?;
             let mut added = 0;
             for (name, h) in &new {
-                added += ins.execute(params![h.url, h.feed, h.item, now])?;
+                added += ins.execute(params![h.url, h.feed, h.item, now, h.hops.clamp(1, MAX_HOPS)])?;
                 taken.execute(params![name, h.url])?;
             }
             Ok(added)
@@ -1514,15 +1514,16 @@ impl Crawl {
         url: &str,
         feed: &str,
         item_json: Option<String>,
-        handed: bool,
+        handed: u32,
     ) -> (SourceEvent, bool, Option<u64>) {
         let Ok(parsed) = Url::parse(url) else {
             return (SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") }, false, None);
         };
         // A redirect to another shard's host is not followed: that shard fetches the page
-        // ([`super::handoff`]), so it is downloaded once. Not for an article handed over.
+        // ([`super::handoff`]), so it is downloaded once. Not for an article handed over
+        // `MAX_HOPS` times.
         let foreign = |next: &Url| match (self.shard, &self.inboxes) {
-            (Some(me), Some(_)) if !handed => me.owner(next.host_str().unwrap_or("")) != me,
+            (Some(me), Some(_)) if handed < MAX_HOPS => me.owner(next.host_str().unwrap_or("")) != me,
             _ => false,
         };
         let mut stop_at_foreign = true;
@@ -1532,8 +1533,10 @@ impl Crawl {
                 Ok(f) => f,
                 Err(err) => break Err(err),
             };
+            // Stopped at a redirect (the statuses `exchange` follows) into another shard's host.
+            let redirect = matches!(f.status, 301 | 302 | 303 | 307 | 308);
             let next = f.header("location").and_then(|l| Url::parse(&f.final_url).ok()?.join(l.trim()).ok());
-            let Some(next) = next.filter(|n| (300..400).contains(&f.status) && foreign(n)) else { break Ok(f) };
+            let Some(next) = next.filter(|n| stop_at_foreign && redirect && foreign(n)) else { break Ok(f) };
             let (Some(me), Some(inboxes)) = (self.shard, self.inboxes.clone()) else { break Ok(f) };
             let owner = me.owner(next.host_str().unwrap_or(""));
             let h = Handoff {
@@ -1541,11 +1544,13 @@ impl Crawl {
                 feed: feed.to_string(),
                 via: url.to_string(),
                 item: item_json.clone(),
+                hops: handed + 1,
             };
             match tokio::task::spawn_blocking(move || inboxes.post(owner, &h)).await {
                 Ok(Ok(())) => {
                     tracing::info!("{url}: redirects to {next}, a page of shard {}'s host: handed over to it", owner.k);
-                    return (SourceEvent::Skipped { reason: "other_shard" }, false, None);
+                    // The redirect's bytes count for the host that answered it.
+                    return (SourceEvent::Skipped { reason: "other_shard" }, false, Some(f.body.len() as u64));
                 }
                 // Fetched whole instead: the hand-off after the fetch tries again, and on the
                 // article's last try writes it here (`Crawl::finished`).

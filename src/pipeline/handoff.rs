@@ -13,9 +13,12 @@
 //! marked done: killed in between, it fetches the link again and posts the same entry under
 //! the same name. B removes an entry only once the article it names is finished in a state
 //! that lasts (for a bucket, after the database holding it went up), so a B killed at any
-//! point finds the entry again, and an article it already has is not added twice. An article
-//! handed over is never handed on: a page whose redirects cross shards twice is written by
-//! the second shard, not sent round. B keeps the names of the entries it took in (its
+//! point finds the entry again, and an article it already has is not added twice. A redirect
+//! chain may cross shards more than once (a tracker on A's host, a shortener on B's, the story
+//! back on A's): B stops at the redirect into A's host and hands the story back, so it is
+//! written by its own shard, once. An entry counts its hand-offs; after [`MAX_HOPS`] the
+//! receiver follows every redirect and writes the page wherever it ends, so a redirect cycle
+//! between shards ends. B keeps the names of the entries it took in (its
 //! `inbox` table), so each is read once however long it waits. A link whose page A cannot
 //! post is tried again like a failed fetch, and on its last try written by A: the one case a
 //! page may be written twice, rather than not at all.
@@ -34,6 +37,10 @@ use crate::storage::{self, S3Url};
 
 /// The folder of a shard's inbox, inside its output folder.
 pub const INBOX_DIR: &str = "inbox";
+
+/// The hand-offs a page may take; the shard that receives the last one writes it wherever its
+/// redirects end.
+pub const MAX_HOPS: u32 = 3;
 
 /// How often a continuous crawl looks in its inbox (a LIST request for a bucket).
 pub const INBOX_EVERY: Duration = Duration::from_secs(30);
@@ -54,6 +61,14 @@ pub struct Handoff {
     pub via: String,
     /// The feed item's metadata as JSON, as the articles table holds it.
     pub item: Option<String>,
+    /// How many times the page has been handed over, this time included (1 for an entry
+    /// written before the count was kept).
+    #[serde(default = "one")]
+    pub hops: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Where the shards' inboxes live: under the output root on disk, or under its prefix in the
@@ -242,14 +257,20 @@ mod tests {
                 prop_assert_eq!(entry_name(&h.url), name.clone());
             }
             // A real entry under a name, with the same bytes beside it, reads back whole.
-            let h = Handoff { url: url.clone(), feed: String::from_utf8_lossy(&bytes).into_owned(), via: url.clone(), item: None };
+            let h = Handoff { url: url.clone(), feed: String::from_utf8_lossy(&bytes).into_owned(), via: url.clone(), item: None, hops: 1 };
             inboxes.post(b, &h).unwrap();
             prop_assert_eq!(inboxes.read(b, &name).unwrap(), Some(h));
         }
     }
 
     fn entry(url: &str) -> Handoff {
-        Handoff { url: url.into(), feed: "https://f.test/rss".into(), via: "https://r.test/go/1".into(), item: None }
+        Handoff {
+            url: url.into(),
+            feed: "https://f.test/rss".into(),
+            via: "https://r.test/go/1".into(),
+            item: None,
+            hops: 1,
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! 127.0.0.2, … (distinct hosts to the crawler), each serving robots.txt, feeds
 //! (`/feed-K.xml`: `per_feed` articles; `/grow-R.xml`: R new items per 10 s; `/gone.xml`: 410;
 //! `/via-J-K.xml`: the articles of host J's `/feed-K.xml` through redirects on this host,
-//! `/go/J/K/I` → 302 to host J's `/a/K/I`) and article pages, logging every request and the most requests in flight at once. A host
+//! `/go/J/K/I` → 302 to host J's `/a/K/I`; `/chain-J-K-F.xml`: host K's `/a/F/I` through
+//! a chain of redirects, `/hop/J/K/F/I` → 302 to host J's `/go/K/F/I`) and article pages, logging every request and the most requests in flight at once. A host
 //! may be slow: every response waits `slow` first.
 
 #![allow(dead_code)] // each test or bench uses part of it
@@ -152,6 +153,16 @@ async fn respond(h: &Host, path: &str) -> Response {
     }
     if let Some((j, feed)) = path.strip_prefix("/via-").and_then(|p| p.strip_suffix(".xml")?.split_once('-')) {
         return rss(&h.listed, (0..h.per_feed).map(|i| format!("{base}/go/{j}/{feed}/{i}")));
+    }
+    if let Some(rest) = path.strip_prefix("/chain-").and_then(|p| p.strip_suffix(".xml")) {
+        let (j, rest) = rest.split_once('-').unwrap();
+        let (k, feed) = rest.split_once('-').unwrap();
+        return rss(&h.listed, (0..h.per_feed).map(|i| format!("{base}/hop/{j}/{k}/{feed}/{i}")));
+    }
+    if let Some(rest) = path.strip_prefix("/hop/") {
+        let (j, rest) = rest.split_once('/').unwrap();
+        let to = format!("{}/go/{rest}", h.all.get().unwrap()[j.parse::<usize>().unwrap()]);
+        return Response::builder().status(302).header("location", to).body(Body::empty()).unwrap();
     }
     if let Some(rest) = path.strip_prefix("/go/") {
         let (j, rest) = rest.split_once('/').unwrap();
