@@ -114,7 +114,8 @@ pub fn open_state(path: &Path) -> Result<Connection, PipelineError> {
         ("articles", "settled", "INTEGER NOT NULL DEFAULT 0"),
         ("articles", "first_seen", "INTEGER"),
         ("articles", "last_seen", "INTEGER"),
-        // How many times other shards handed it over ([`super::handoff`]; 0: listed here).
+        // How many times other shards had handed it over when this shard took it in
+        // ([`super::handoff`]; 0: listed by this shard's own feeds first).
         ("articles", "handed", "INTEGER NOT NULL DEFAULT 0"),
         ("feeds", "next_poll", "INTEGER"),
         ("feeds", "interval_secs", "INTEGER"),
@@ -1243,8 +1244,12 @@ impl Crawl {
         let now = unix_now();
         let added = immediate(conn, &self.db_path, |c| {
             let mut ins = c.prepare_cached(
-                "INSERT OR IGNORE INTO articles (url, feed, item, first_seen, last_seen, handed)
-                 VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                // A pending article keeps the fewest hand-offs it was reached by: the shorter
+                // path may still hand it on.
+                "INSERT INTO articles (url, feed, item, first_seen, last_seen, handed)
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5)
+                 ON CONFLICT(url) DO UPDATE SET handed = min(handed, excluded.handed)
+                     WHERE status = 'pending' AND handed > excluded.handed",
             )?;
             let mut taken = c.prepare_cached("INSERT OR REPLACE INTO inbox (name, url) VALUES (?1, ?2)")?;
             let mut added = 0;
@@ -1549,7 +1554,7 @@ impl Crawl {
             match tokio::task::spawn_blocking(move || inboxes.post(owner, &h)).await {
                 Ok(Ok(())) => {
                     tracing::info!("{url}: redirects to {next}, a page of shard {}'s host: handed over to it", owner.k);
-                    // The redirect's bytes count for the host that answered it.
+                    // The redirect's bytes count for the article's host (its first).
                     return (SourceEvent::Skipped { reason: "other_shard" }, false, Some(f.body.len() as u64));
                 }
                 // Fetched whole instead: the hand-off after the fetch tries again, and on the

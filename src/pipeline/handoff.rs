@@ -20,8 +20,10 @@
 //! receiver follows every redirect and writes the page wherever it ends, so a redirect cycle
 //! between shards ends. B keeps the names of the entries it took in (its
 //! `inbox` table), so each is read once however long it waits. A link whose page A cannot
-//! post is tried again like a failed fetch, and on its last try written by A: the one case a
-//! page may be written twice, rather than not at all.
+//! post is tried again like a failed fetch, and on its last try written by A. These are the two
+//! cases a page may be written twice, rather than not at all: that one, and a page whose
+//! redirects cross shards more than [`MAX_HOPS`] times, written where they end and perhaps
+//! also by its own shard.
 //!
 //! A `--once` shard takes its inbox in when it starts, so a page handed to it after its round
 //! ended is written in its next round; a continuous crawl looks every [`INBOX_EVERY`].
