@@ -135,6 +135,9 @@ fn a_page_that_cannot_be_handed_over_is_written_where_it_was_fetched_on_its_last
     }
     once_round(&list, &root, kr);
     assert!(urls(&root, 2).values().all(|&n| n == 1), "written twice: {:?}", urls(&root, 2));
+    // The pages were downloaded on the last try only: a failed post is retried without them.
+    let log = hosts.log.lock().unwrap().clone();
+    assert_eq!(log.iter().filter(|(h, p, _)| *h == j && p.starts_with("/a/")).count(), 3);
 }
 
 #[test]

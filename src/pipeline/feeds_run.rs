@@ -196,35 +196,30 @@ impl FeedsCheckpoint<'_> {
     }
 
     /// Removes from the inbox the entries taken in whose article is finished (or forgotten
-    /// since). Called once the database that says so is durable (committed here, and in the
-    /// bucket when there is one), so a rerun never lacks an article whose entry is gone. A
-    /// failure leaves entries for the next commit: an entry taken in is not read again.
+    /// since): the database names them, so nothing is listed. Called once the database that
+    /// says so is durable (committed here, and in the bucket when there is one), so a rerun
+    /// never lacks an article whose entry is gone. An entry's row goes after the entry, so a
+    /// failure or a kill in between leaves it to the next commit; an entry taken in is not read
+    /// again.
     fn clear_inbox(&self) {
         let Some((inboxes, me)) = &self.inbox else { return };
         let e = db_err(self.path);
-        let result = inboxes.names(*me).and_then(|names| {
-            let mut open = self
+        let result = (|| -> Result<(), PipelineError> {
+            let finished: Vec<String> = self
                 .conn
                 .prepare_cached(
-                    "SELECT 1 FROM inbox JOIN articles USING (url) WHERE inbox.name = ?1
-                         AND articles.status NOT IN ('done', 'failed')",
+                    "SELECT inbox.name FROM inbox LEFT JOIN articles USING (url)
+                     WHERE articles.status IS NULL OR articles.status IN ('done', 'failed')",
                 )
+                .and_then(|mut q| q.query_map([], |r| r.get(0))?.collect())
                 .map_err(&e)?;
-            let mut taken = self.conn.prepare_cached("SELECT 1 FROM inbox WHERE name = ?1").map_err(&e)?;
             let mut gone = self.conn.prepare_cached("DELETE FROM inbox WHERE name = ?1").map_err(&e)?;
-            for name in &names {
-                if taken.exists(params![name]).map_err(&e)? && !open.exists(params![name]).map_err(&e)? {
-                    inboxes.remove(*me, name)?;
-                    gone.execute(params![name]).map_err(&e)?;
-                }
+            for name in &finished {
+                inboxes.remove(*me, name)?;
+                gone.execute(params![name]).map_err(&e)?;
             }
-            // Rows of entries no longer there (removed before a kill let the row stay).
-            let listed = serde_json::to_string(&names).expect("names serialise");
-            self.conn
-                .execute("DELETE FROM inbox WHERE name NOT IN (SELECT value FROM json_each(?1))", params![listed])
-                .map_err(&e)?;
             Ok(())
-        });
+        })();
         if let Err(err) = result {
             tracing::warn!("the inbox keeps pages already written (they are not taken in again): {err}");
         }
@@ -563,9 +558,18 @@ type Failure = (&'static str, String);
 enum Work {
     /// Poll feed number `n` of the feed list.
     Poll(usize),
-    /// Fetch an article (URL, the feed that listed it, its feed item as JSON, how many times
-    /// other shards handed it over).
-    Article(String, String, Option<String>, u32),
+    /// Fetch an article.
+    Article {
+        url: String,
+        /// The feed that listed it.
+        feed: String,
+        /// Its feed item, as JSON.
+        item: Option<String>,
+        /// How many times other shards handed it over ([`super::handoff`]).
+        handed: u32,
+        /// Its last try: a transient failure now gives it up.
+        last_try: bool,
+    },
 }
 
 /// What a finished unit of work gives back to the loop.
@@ -958,7 +962,8 @@ impl Crawl {
                 }
                 continue;
             }
-            let work = Work::Article(url, feed, item, handed);
+            let last_try = attempts + 1 >= MAX_ATTEMPTS;
+            let work = Work::Article { url, feed, item, handed, last_try };
             if suspect(attempts, crashes) {
                 st.suspects.push_back((host, work));
             } else {
@@ -999,7 +1004,7 @@ impl Crawl {
         // Alone: once what is in flight has finished.
         if st.tasks.is_empty() {
             let (host, work) = st.suspects.pop_front().expect("not empty");
-            if let Work::Article(url, ..) = &work {
+            if let Work::Article { url, .. } = &work {
                 tracing::warn!("{url}: a run ended while it was in flight; tried alone");
                 st.alone = Some(url.clone());
             }
@@ -1012,7 +1017,7 @@ impl Crawl {
     fn start_ready(self: &Arc<Self>, conn: &Connection, st: &mut LoopState, now: Instant) -> Result<(), PipelineError> {
         let mut ready = Vec::new();
         while let Some(next) = st.frontier.pop(now) {
-            if let (_, Work::Article(url, ..)) = &next {
+            if let (_, Work::Article { url, .. }) = &next {
                 st.in_flight.insert(url.clone());
             }
             ready.push(next);
@@ -1020,11 +1025,11 @@ impl Crawl {
         // Every article's start is on disk before its request goes out (one transaction for
         // all that start now): a run that dies during the fetch or the extraction is then
         // known to have died on it (see the module's introduction).
-        if ready.iter().any(|(_, w)| matches!(w, Work::Article(..))) {
+        if ready.iter().any(|(_, w)| matches!(w, Work::Article { .. })) {
             immediate(conn, &self.db_path, |c| {
                 let mut st = c.prepare_cached("UPDATE articles SET started = started + 1 WHERE url = ?1")?;
                 for (_, w) in &ready {
-                    if let Work::Article(url, ..) = w {
+                    if let Work::Article { url, .. } = w {
                         st.execute(params![url])?;
                     }
                 }
@@ -1036,13 +1041,13 @@ impl Crawl {
             // Read on the loop's connection: a task has none of its own.
             let validators = match &work {
                 Work::Poll(n) => validators(conn, &this.feeds[*n]).map_err(db_err(&self.db_path))?,
-                Work::Article(..) => None,
+                Work::Article { .. } => None,
             };
             // What to report if the task panics (a bug): the host's turn must end and the unit
             // must get an outcome, or `--once` would wait for it for ever.
             let unit = match &work {
                 Work::Poll(n) => Err(*n),
-                Work::Article(url, ..) => Ok(url.clone()),
+                Work::Article { url, .. } => Ok(url.clone()),
             };
             let task = async move {
                 match work {
@@ -1055,8 +1060,8 @@ impl Crawl {
                         }
                         Done::Poll(n, r)
                     }
-                    Work::Article(url, feed, item, handed) => {
-                        let (event, transient, bytes) = this.article(&url, &feed, item, handed).await;
+                    Work::Article { url, feed, item, handed, last_try } => {
+                        let (event, transient, bytes) = this.article(&url, &feed, item, handed, last_try).await;
                         Done::Article(url, event, transient, bytes)
                     }
                 }
@@ -1105,40 +1110,13 @@ impl Crawl {
                 }
                 Ok(true)
             }
-            Done::Article(url, mut event, mut transient, bytes) => {
+            Done::Article(url, mut event, transient, bytes) => {
                 st.in_flight.remove(&url);
                 let parsed = Url::parse(&url).ok();
                 let ready = parsed.as_ref().map(|u| self.ready_at(u)).unwrap_or_else(Instant::now);
                 st.frontier.done(&host, ready);
-                let handed = match &event {
-                    SourceEvent::Page(page) => match self.hand_off(conn, &url, &page.final_url) {
-                        // Its last try: written here rather than lost.
-                        Err(err) if self.last_attempt(conn, &url)? => {
-                            tracing::warn!(
-                                "{url}: cannot hand its page over to the shard of its host ({err}); written here \
-                                 instead, so that it is not lost (that shard may write it too)"
-                            );
-                            Ok(None)
-                        }
-                        r => r,
-                    },
-                    _ => Ok(None),
-                };
-                match (&event, handed) {
-                    (_, Ok(Some(to))) => {
-                        event = SourceEvent::Skipped { reason: "other_shard" };
-                        tracing::info!("{url}: leads to a page of shard {}'s host: handed over to it", to.k);
-                        self.release_claims(conn, &url, &mut st.claims)?;
-                    }
-                    // Tried again, as a fetch that failed for a reason that may pass.
-                    (_, Err(err)) => {
-                        let message = format!("{url}: cannot hand its page over to the shard of its host: {err}");
-                        tracing::warn!("{message}");
-                        event = SourceEvent::Failed { reason: "handoff_failed", message };
-                        transient = true;
-                        self.release_claims(conn, &url, &mut st.claims)?;
-                    }
-                    (SourceEvent::Page(page), Ok(None)) => {
+                match &event {
+                    SourceEvent::Page(page) => {
                         if let Some(owner) = self.claim_page(conn, &url, &page.final_url, &mut st.claims)? {
                             tracing::info!(
                                 "{url}: leads to {}, the page of {owner}: not written twice",
@@ -1177,26 +1155,6 @@ impl Crawl {
                 Ok(tx.send(origin, Some(event)))
             }
         }
-    }
-
-    /// Hands the page at `final_url` (where the fetch of `url` ended) over to the shard of its
-    /// host, when that is another ([`super::handoff`]); returns that shard. Not for an article
-    /// handed over [`MAX_HOPS`] times: it is written here, wherever it now ends.
-    fn hand_off(&self, conn: &Connection, url: &str, final_url: &str) -> Result<Option<Shard>, PipelineError> {
-        let (Some(me), Some(inboxes)) = (self.shard, &self.inboxes) else { return Ok(None) };
-        let Ok(to) = Url::parse(final_url) else { return Ok(None) };
-        let owner = me.owner(to.host_str().unwrap_or(""));
-        if owner == me {
-            return Ok(None);
-        }
-        let row: Option<(String, Option<String>, u32)> = conn
-            .prepare_cached("SELECT feed, item, handed FROM articles WHERE url = ?1")
-            .and_then(|mut q| q.query_row(params![url], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional())
-            .map_err(db_err(&self.db_path))?;
-        let Some((feed, item, hops)) = row.filter(|r| r.2 < MAX_HOPS) else { return Ok(None) };
-        let h = Handoff { url: final_url.to_string(), feed, via: url.to_string(), item, hops: hops + 1 };
-        inboxes.post(owner, &h)?;
-        Ok(Some(owner))
     }
 
     /// Takes in the pages other shards handed over ([`super::handoff`]) as pending articles
@@ -1316,15 +1274,6 @@ impl Crawl {
             claims.remove(&f);
         }
         Ok(())
-    }
-
-    /// Is this the last try an article gets (its transient failure would give it up)?
-    fn last_attempt(&self, conn: &Connection, url: &str) -> Result<bool, PipelineError> {
-        let attempts: Option<u32> = conn
-            .query_row("SELECT attempts FROM articles WHERE url = ?1", params![url], |r| r.get(0))
-            .optional()
-            .map_err(db_err(&self.db_path))?;
-        Ok(attempts.is_none_or(|a| a + 1 >= MAX_ATTEMPTS))
     }
 
     /// Counts a transient failure of an article (it settles the start) and returns its
@@ -1520,29 +1469,26 @@ impl Crawl {
         feed: &str,
         item_json: Option<String>,
         handed: u32,
+        last_try: bool,
     ) -> (SourceEvent, bool, Option<u64>) {
         let Ok(parsed) = Url::parse(url) else {
             return (SourceEvent::Failed { reason: "bad_url", message: format!("{url}: not a URL") }, false, None);
         };
         // A redirect to another shard's host is not followed: that shard fetches the page
         // ([`super::handoff`]), so it is downloaded once. Not for an article handed over
-        // `MAX_HOPS` times.
-        let foreign = |next: &Url| match (self.shard, &self.inboxes) {
-            (Some(me), Some(_)) if handed < MAX_HOPS => me.owner(next.host_str().unwrap_or("")) != me,
-            _ => false,
+        // `MAX_HOPS` times: it is written here, wherever its redirects end.
+        let handing = match (self.shard, &self.inboxes) {
+            (Some(me), Some(inboxes)) if handed < MAX_HOPS => Some((me, inboxes)),
+            _ => None,
         };
-        let mut stop_at_foreign = true;
-        let f = loop {
-            let stop: &(dyn Fn(&Url) -> bool + Sync) = if stop_at_foreign { &foreign } else { &|_| false };
-            let f = match self.fetcher.fetch_until(&parsed, Trust::Feed, None, stop).await {
-                Ok(f) => f,
-                Err(err) => break Err(err),
-            };
-            // Stopped at a redirect (the statuses `exchange` follows) into another shard's host.
-            let redirect = matches!(f.status, 301 | 302 | 303 | 307 | 308);
-            let next = f.header("location").and_then(|l| Url::parse(&f.final_url).ok()?.join(l.trim()).ok());
-            let Some(next) = next.filter(|n| stop_at_foreign && redirect && foreign(n)) else { break Ok(f) };
-            let (Some(me), Some(inboxes)) = (self.shard, self.inboxes.clone()) else { break Ok(f) };
+        let foreign = |next: &Url| handing.is_some_and(|(me, _)| me.owner(next.host_str().unwrap_or("")) != me);
+        let mut f = self.fetcher.fetch_until(&parsed, Trust::Feed, None, &foreign).await;
+        // Stopped at a redirect (the statuses `exchange` follows) into another shard's host.
+        let stopped = f.as_ref().ok().filter(|f| matches!(f.status, 301 | 302 | 303 | 307 | 308)).and_then(|f| {
+            let next = Url::parse(&f.final_url).ok()?.join(f.header("location")?.trim()).ok()?;
+            foreign(&next).then_some((next, f.body.len() as u64))
+        });
+        if let (Some((next, bytes)), Some((me, inboxes))) = (stopped, handing) {
             let owner = me.owner(next.host_str().unwrap_or(""));
             let h = Handoff {
                 url: next.to_string(),
@@ -1551,19 +1497,29 @@ impl Crawl {
                 item: item_json.clone(),
                 hops: handed + 1,
             };
-            match tokio::task::spawn_blocking(move || inboxes.post(owner, &h)).await {
-                Ok(Ok(())) => {
+            let inboxes = inboxes.clone();
+            let posted = tokio::task::spawn_blocking(move || inboxes.post(owner, &h))
+                .await
+                .unwrap_or_else(|join| Err(PipelineError::Source(format!("the post ended early: {join}"))));
+            match posted {
+                Ok(()) => {
                     tracing::info!("{url}: redirects to {next}, a page of shard {}'s host: handed over to it", owner.k);
                     // The redirect's bytes count for the article's host (its first).
-                    return (SourceEvent::Skipped { reason: "other_shard" }, false, Some(f.body.len() as u64));
+                    return (SourceEvent::Skipped { reason: "other_shard" }, false, Some(bytes));
                 }
-                // Fetched whole instead: the hand-off after the fetch tries again, and on the
-                // article's last try writes it here (`Crawl::finished`).
-                Ok(Err(err)) => tracing::warn!("{url}: cannot hand {next} over to its shard ({err}); fetched here"),
-                Err(err) => tracing::warn!("{url}: cannot hand {next} over to its shard ({err}); fetched here"),
+                // Its last try: the page is fetched and written here rather than lost (that
+                // shard may write it too).
+                Err(err) if last_try => {
+                    tracing::warn!("{url}: cannot hand {next} over to its shard ({err}); written here instead");
+                    f = self.fetcher.fetch(&parsed, Trust::Feed, None).await;
+                }
+                // Tried again, as a fetch that failed for a reason that may pass.
+                Err(err) => {
+                    let message = format!("{url}: cannot hand {next} over to the shard of its host: {err}");
+                    return (SourceEvent::Failed { reason: "handoff_failed", message }, true, Some(bytes));
+                }
             }
-            stop_at_foreign = false;
-        };
+        }
         let item = item_json.and_then(|j| serde_json::from_str(&j).ok());
         let f = match f {
             Ok(f) => f,

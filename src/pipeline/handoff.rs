@@ -140,7 +140,6 @@ impl Inboxes {
 
     /// The names of the entries in shard `of`'s inbox (a listing, nothing read).
     pub fn names(&self, of: Shard) -> Result<Vec<String>, PipelineError> {
-        let entry = |name: &str| name.ends_with(".json") && !name.starts_with('.') && !name.contains('/');
         let mut names = match self {
             Inboxes::Local(root) => {
                 let dir = Self::local_dir(root, of);
@@ -162,7 +161,7 @@ impl Inboxes {
                     .collect()
             }
         };
-        names.retain(|n| entry(n));
+        names.retain(|n| is_entry(n));
         names.sort();
         Ok(names)
     }
@@ -231,11 +230,13 @@ impl Inboxes {
 
 /// The entries in the inbox of the shard folder `dir` (none when it has no inbox).
 pub fn waiting(dir: &std::path::Path) -> usize {
-    std::fs::read_dir(dir.join(INBOX_DIR)).map_or(0, |d| {
-        d.flatten()
-            .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".json") && !n.starts_with('.')))
-            .count()
-    })
+    std::fs::read_dir(dir.join(INBOX_DIR))
+        .map_or(0, |d| d.flatten().filter(|e| e.file_name().to_str().is_some_and(is_entry)).count())
+}
+
+/// Is a file of an inbox, by its name, an entry (not a temporary file of a post)?
+pub fn is_entry(name: &str) -> bool {
+    name.ends_with(".json") && !name.starts_with('.') && !name.contains('/')
 }
 
 #[cfg(test)]

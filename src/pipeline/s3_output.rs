@@ -179,23 +179,22 @@ fn pull(remote: &S3Url, local: &Path, recursive: bool, with_parts: bool) -> Resu
     for (url, _) in storage::list(remote)? {
         let Some(rel) = url.key.strip_prefix(&remote.key) else { continue };
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        let inbox_entry = rel.split('/').rev().nth(1) == Some(super::handoff::INBOX_DIR) && name.ends_with(".json");
-        if recursive && !with_parts && inbox_entry && !rel.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
-            let to = local.join(rel);
-            let at = |e: std::io::Error| PipelineError::State { path: to.clone(), message: e.to_string() };
-            std::fs::create_dir_all(to.parent().expect("under local")).map_err(at)?;
-            std::fs::write(&to, b"").map_err(at)?;
-            continue;
-        }
+        let inbox_entry = recursive
+            && rel.split('/').rev().nth(1) == Some(super::handoff::INBOX_DIR)
+            && super::handoff::is_entry(name);
         if (!recursive && rel.contains('/'))
-            || !is_run_file(name)
+            || !(is_run_file(name) || inbox_entry)
             || name.starts_with('.')
             || rel.split('/').any(|c| c.is_empty() || c == "." || c == "..")
         {
             continue;
         }
         let to = local.join(rel);
-        if !with_parts && name.starts_with("part-") {
+        // An inbox entry only counts for `status`: never downloaded.
+        if inbox_entry && with_parts {
+            continue;
+        }
+        if !with_parts && (name.starts_with("part-") || inbox_entry) {
             let at = |e: std::io::Error| PipelineError::State { path: to.clone(), message: e.to_string() };
             std::fs::create_dir_all(to.parent().expect("under local")).map_err(at)?;
             std::fs::write(&to, b"").map_err(at)?;
