@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use article_pipeline::pipeline::shard::Shard;
 use article_pipeline::sink::{list_parts, read_part};
@@ -231,4 +232,61 @@ fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
     let log = hosts.log.lock().unwrap().clone();
     let fetched = log.iter().filter(|(h, p, _)| *h == j && p.starts_with("/a/")).count();
     assert_eq!(fetched, 6, "pages fetched more than once");
+}
+
+#[test]
+fn a_continuous_shard_takes_in_pages_handed_over_while_it_runs() {
+    // The article host's shard crawls continuously (its feeds polled once an hour); the
+    // redirecting host's shard hands it three pages after its first look at the inbox. It
+    // finds them at its next look (every `INBOX_EVERY`, not only when a round starts) and
+    // writes each once; the inbox is cleared by the end of the run.
+    let hosts = feed_hosts::start(4, 3);
+    let ((r, kr), (j, kj)) = hosts_of_two_shards();
+    let (base_r, base_j) = (&hosts.bases[r], &hosts.bases[j]);
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("feeds.txt");
+    std::fs::write(&list, format!("{base_r}/via-{j}-0.xml")).unwrap();
+    let root = dir.path().join("root");
+    let spec = format!("{kj}/2");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .args(["--feeds", list.to_str().unwrap(), "--interval", "3600", "--min-interval", "3600"])
+        .args(["--delay-ms", "0", "--allow-private-addresses", "--out", root.to_str().unwrap(), "--shard", &spec])
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let downloads = || hosts.log.lock().unwrap().iter().filter(|(h, p, _)| *h == j && p.starts_with("/a/")).count();
+    // The continuous shard's first poll (its feed's links are the other shard's, so it keeps
+    // none), then the other shard's round, which hands the pages over.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !hosts.log.lock().unwrap().iter().any(|(h, p, _)| *h == r && p.ends_with(".xml")) {
+        assert!(Instant::now() < deadline, "the continuous shard never polled its feed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    once_round(&list, &root, kr);
+    assert_eq!(downloads(), 0, "the redirecting shard downloaded the other shard's pages");
+    let deadline = Instant::now() + article_pipeline::pipeline::handoff::INBOX_EVERY + Duration::from_secs(30);
+    while downloads() < 3 {
+        assert!(Instant::now() < deadline, "the running shard did not take its inbox in ({} pages)", downloads());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = Command::new("kill").args(["-TERM", &child.id().to_string()]).output().unwrap();
+    assert!(o.status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "no clean stop after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let expected: BTreeMap<String, usize> = (0..3).map(|i| (format!("{base_j}/a/0/{i}"), 1)).collect();
+    assert_eq!(urls(&root, 2), expected, "each page once, by the shard of its host");
+    let inbox = root.join(format!("shard-{kj:05}/inbox"));
+    assert_eq!(std::fs::read_dir(&inbox).map_or(0, |d| d.count()), 0, "{}", inbox.display());
+    assert_eq!(downloads(), 3, "pages fetched more than once");
 }

@@ -675,6 +675,27 @@ fn validators(conn: &Connection, feed: &Url) -> Result<Option<(String, String)>,
         .optional()
 }
 
+/// Adds the inbox entries `new` (name, page) as pending articles, and notes each name as taken
+/// in ([`Crawl::take_inbox`]); returns how many pending articles it added or changed. A URL the shard already
+/// has is not added again: a page it wrote, failed or is fetching stays as it is, and a pending
+/// article keeps the fewest hand-offs it was reached by, since the shorter path may still hand
+/// it on ([`MAX_HOPS`]).
+fn take_in(c: &Connection, new: &[(String, Handoff)], now: i64) -> rusqlite::Result<usize> {
+    let mut ins = c.prepare_cached(
+        "INSERT INTO articles (url, feed, item, first_seen, last_seen, handed)
+         VALUES (?1, ?2, ?3, ?4, ?4, ?5)
+         ON CONFLICT(url) DO UPDATE SET handed = min(handed, excluded.handed)
+             WHERE status = 'pending' AND handed > excluded.handed",
+    )?;
+    let mut taken = c.prepare_cached("INSERT OR REPLACE INTO inbox (name, url) VALUES (?1, ?2)")?;
+    let mut added = 0;
+    for (name, h) in new {
+        added += ins.execute(params![h.url, h.feed, h.item, now, h.hops.clamp(1, MAX_HOPS)])?;
+        taken.execute(params![name, h.url])?;
+    }
+    Ok(added)
+}
+
 fn unix_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
@@ -1200,23 +1221,7 @@ impl Crawl {
             return Ok(());
         }
         let now = unix_now();
-        let added = immediate(conn, &self.db_path, |c| {
-            let mut ins = c.prepare_cached(
-                // A pending article keeps the fewest hand-offs it was reached by: the shorter
-                // path may still hand it on.
-                "INSERT INTO articles (url, feed, item, first_seen, last_seen, handed)
-                 VALUES (?1, ?2, ?3, ?4, ?4, ?5)
-                 ON CONFLICT(url) DO UPDATE SET handed = min(handed, excluded.handed)
-                     WHERE status = 'pending' AND handed > excluded.handed",
-            )?;
-            let mut taken = c.prepare_cached("INSERT OR REPLACE INTO inbox (name, url) VALUES (?1, ?2)")?;
-            let mut added = 0;
-            for (name, h) in &new {
-                added += ins.execute(params![h.url, h.feed, h.item, now, h.hops.clamp(1, MAX_HOPS)])?;
-                taken.execute(params![name, h.url])?;
-            }
-            Ok(added)
-        })?;
+        let added = immediate(conn, &self.db_path, |c| take_in(c, &new, now))?;
         if added > 0 {
             tracing::info!("{added} pages handed over by other shards");
             st.refresh = true;
@@ -1694,5 +1699,35 @@ mod tests {
         let next = recover_parts(&conn, &dir.path().join(STATE_FILE), dir.path()).unwrap();
         assert_eq!(statuses(&conn), ["done", "done", "pending"]);
         assert_eq!(next, 2);
+    }
+
+    #[test]
+    fn a_page_taken_in_again_keeps_its_fewest_hand_offs_and_a_finished_one_stays_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = state(dir.path(), None);
+        let entry = |name: &str, url: &str, hops: u32| {
+            let h = Handoff { url: url.into(), feed: "f".into(), via: "v".into(), item: None, hops };
+            (name.to_string(), h)
+        };
+        let handed = |url: &str| -> (String, u32) {
+            conn.query_row("SELECT status, handed FROM articles WHERE url = ?1", params![url], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap()
+        };
+        // A new page, reached by its third hand-off; hops above the limit count as the limit.
+        assert_eq!(take_in(&conn, &[entry("n1", "p", 3), entry("n2", "q", 99)], 1).unwrap(), 2);
+        assert_eq!(handed("p"), ("pending".into(), 3));
+        assert_eq!(handed("q"), ("pending".into(), MAX_HOPS));
+        // Reached again by a shorter path: it may still hand on. By a longer one: unchanged.
+        assert_eq!(take_in(&conn, &[entry("n3", "p", 1), entry("n4", "q", MAX_HOPS + 1)], 2).unwrap(), 1);
+        assert_eq!(handed("p"), ("pending".into(), 1));
+        assert_eq!(handed("q"), ("pending".into(), MAX_HOPS));
+        // A page already written is not made pending again, whatever its path.
+        assert_eq!(take_in(&conn, &[entry("n5", "a0", 1)], 3).unwrap(), 0);
+        assert_eq!(handed("a0").0, "done");
+        // Every entry is noted as taken in, so none is read again.
+        let taken: i64 = conn.query_row("SELECT count(*) FROM inbox", [], |r| r.get(0)).unwrap();
+        assert_eq!(taken, 5);
     }
 }
