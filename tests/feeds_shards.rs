@@ -248,7 +248,7 @@ fn a_continuous_shard_takes_in_pages_handed_over_while_it_runs() {
     std::fs::write(&list, format!("{base_r}/via-{j}-0.xml")).unwrap();
     let root = dir.path().join("root");
     let spec = format!("{kj}/2");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
+    let child = Command::new(env!("CARGO_BIN_EXE_pipeline"))
         .args(["--feeds", list.to_str().unwrap(), "--interval", "3600", "--min-interval", "3600"])
         .args(["--delay-ms", "0", "--allow-private-addresses", "--out", root.to_str().unwrap(), "--shard", &spec])
         .env("RUST_LOG", "warn")
@@ -256,37 +256,96 @@ fn a_continuous_shard_takes_in_pages_handed_over_while_it_runs() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let mut child = KillOnDrop(child);
     let downloads = || hosts.log.lock().unwrap().iter().filter(|(h, p, _)| *h == j && p.starts_with("/a/")).count();
     // The continuous shard's first poll (its feed's links are the other shard's, so it keeps
-    // none), then the other shard's round, which hands the pages over.
+    // none; its first look at the inbox came before it), then the other shard's round, which
+    // hands the pages over.
     let deadline = Instant::now() + Duration::from_secs(30);
     while !hosts.log.lock().unwrap().iter().any(|(h, p, _)| *h == r && p.ends_with(".xml")) {
         assert!(Instant::now() < deadline, "the continuous shard never polled its feed");
         std::thread::sleep(Duration::from_millis(20));
     }
     once_round(&list, &root, kr);
-    assert_eq!(downloads(), 0, "the redirecting shard downloaded the other shard's pages");
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join(format!("shard-{kr:05}/stats.json"))).unwrap()).unwrap();
+    assert_eq!((stats["written"].as_u64(), stats["skipped"]["other_shard"].as_u64()), (Some(0), Some(3)), "{stats}");
+    // Settled (extracted and handed to the writer), not only requested: a stop lets go the
+    // fetches it has not joined yet.
+    let db = root.join(format!("shard-{kj:05}/state.sqlite"));
+    let settled = || -> i64 {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row(
+            "SELECT count(*) FROM articles WHERE url LIKE ?1 || '/a/%' AND started > 0 AND started = settled",
+            [base_j],
+            |r| r.get(0),
+        )
+        .unwrap_or(0)
+    };
     let deadline = Instant::now() + article_pipeline::pipeline::handoff::INBOX_EVERY + Duration::from_secs(30);
-    while downloads() < 3 {
+    while settled() < 3 {
         assert!(Instant::now() < deadline, "the running shard did not take its inbox in ({} pages)", downloads());
         std::thread::sleep(Duration::from_millis(50));
     }
-    let o = Command::new("kill").args(["-TERM", &child.id().to_string()]).output().unwrap();
+    let o = Command::new("kill").args(["-TERM", &child.0.id().to_string()]).output().unwrap();
     assert!(o.status.success());
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
+        if let Some(s) = child.0.try_wait().unwrap() {
             break s;
         }
         assert!(Instant::now() < deadline, "no clean stop after SIGTERM");
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(0), "{stderr}");
     let expected: BTreeMap<String, usize> = (0..3).map(|i| (format!("{base_j}/a/0/{i}"), 1)).collect();
     assert_eq!(urls(&root, 2), expected, "each page once, by the shard of its host");
     let inbox = root.join(format!("shard-{kj:05}/inbox"));
     assert_eq!(std::fs::read_dir(&inbox).map_or(0, |d| d.count()), 0, "{}", inbox.display());
     assert_eq!(downloads(), 3, "pages fetched more than once");
+}
+
+/// A child process killed when the test ends, failed or not, so a failed assertion leaves no
+/// crawl running.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_once_round_takes_in_the_pages_a_shard_beside_it_hands_over_before_it_ends() {
+    // Shards of a job array run at the same time. The article host's shard is still busy with
+    // its own articles (a slow host) when the redirecting host's shard hands it three more. It
+    // looks at its inbox again before its round ends, so a one-off run writes them too,
+    // instead of leaving them for a round that may never come.
+    let ((r, kr), (j, kj)) = hosts_of_two_shards();
+    let hosts = feed_hosts::start_with(4, 3, &[(j, Duration::from_secs(2))]);
+    let (base_r, base_j) = (&hosts.bases[r], &hosts.bases[j]);
+    let dir = tempfile::tempdir().unwrap();
+    let (list_r, list_j) = (dir.path().join("r.txt"), dir.path().join("j.txt"));
+    std::fs::write(&list_r, format!("{base_r}/via-{j}-0.xml")).unwrap();
+    std::fs::write(&list_j, format!("{base_j}/feed-1.xml\n{base_r}/via-{j}-0.xml")).unwrap();
+    let root = dir.path().join("root");
+    std::thread::scope(|s| {
+        let article_shard = s.spawn(|| once_round(&list_j, &root, kj));
+        // Its own articles are being fetched: its first look at the inbox is behind it.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !hosts.log.lock().unwrap().iter().any(|(h, p, _)| *h == j && p.starts_with("/a/1/")) {
+            assert!(Instant::now() < deadline, "the article host's shard never fetched its articles");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        once_round(&list_r, &root, kr);
+        article_shard.join().unwrap();
+    });
+    let expected: BTreeMap<String, usize> =
+        [0, 1].iter().flat_map(|f| (0..3).map(move |i| (format!("{base_j}/a/{f}/{i}"), 1))).collect();
+    assert_eq!(urls(&root, 2), expected, "each page once, by the shard of its host, in this round");
+    let inbox = root.join(format!("shard-{kj:05}/inbox"));
+    assert_eq!(std::fs::read_dir(&inbox).map_or(0, |d| d.count()), 0, "{}", inbox.display());
 }

@@ -675,11 +675,11 @@ fn validators(conn: &Connection, feed: &Url) -> Result<Option<(String, String)>,
         .optional()
 }
 
-/// Adds the inbox entries `new` (name, page) as pending articles, and notes each name as taken
-/// in ([`Crawl::take_inbox`]); returns how many pending articles it added or changed. A URL the shard already
-/// has is not added again: a page it wrote, failed or is fetching stays as it is, and a pending
-/// article keeps the fewest hand-offs it was reached by, since the shorter path may still hand
-/// it on ([`MAX_HOPS`]).
+/// Adds the inbox entries `new` (name, page) as pending articles, and notes each name as
+/// taken in ([`Crawl::take_inbox`]); returns how many pending articles it added or changed. A
+/// URL the shard already has is not added again: a page it wrote or gave up stays as it is,
+/// and a pending one (even while it is being fetched) keeps the fewest hand-offs it was
+/// reached by, since the shorter path may still hand it on ([`MAX_HOPS`]).
 fn take_in(c: &Connection, new: &[(String, Handoff)], now: i64) -> rusqlite::Result<usize> {
     let mut ins = c.prepare_cached(
         "INSERT INTO articles (url, feed, item, first_seen, last_seen, handed)
@@ -867,6 +867,14 @@ impl Crawl {
             // A parked feed whose next check is not due is done for this round.
             let all_polled = st.slots.iter().all(|s| s.polled_this_run || s.parked && s.next_poll > now);
             if st.tasks.is_empty() && self.config.once && all_polled && st.frontier.is_idle() {
+                // Shards of a job array run side by side: one may have handed pages over
+                // during this round, and they are this round's too, or a one-off run would
+                // leave them waiting for a round that never comes. The round ends when a look
+                // at the inbox finds nothing new.
+                self.take_inbox(conn, st)?;
+                if st.refresh {
+                    continue;
+                }
                 // `pipeline status` tells a finished --once round from one in progress.
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('once_finished', datetime('now'))", [])
                     .map_err(&e)?;
@@ -1719,8 +1727,10 @@ mod tests {
         assert_eq!(take_in(&conn, &[entry("n1", "p", 3), entry("n2", "q", 99)], 1).unwrap(), 2);
         assert_eq!(handed("p"), ("pending".into(), 3));
         assert_eq!(handed("q"), ("pending".into(), MAX_HOPS));
-        // Reached again by a shorter path: it may still hand on. By a longer one: unchanged.
+        // Reached again by a shorter path: it may still hand on. By a path as long (above the
+        // limit, counted as the limit) or longer: unchanged.
         assert_eq!(take_in(&conn, &[entry("n3", "p", 1), entry("n4", "q", MAX_HOPS + 1)], 2).unwrap(), 1);
+        assert_eq!(take_in(&conn, &[entry("n6", "p", 2)], 2).unwrap(), 0);
         assert_eq!(handed("p"), ("pending".into(), 1));
         assert_eq!(handed("q"), ("pending".into(), MAX_HOPS));
         // A page already written is not made pending again, whatever its path.
@@ -1728,6 +1738,6 @@ mod tests {
         assert_eq!(handed("a0").0, "done");
         // Every entry is noted as taken in, so none is read again.
         let taken: i64 = conn.query_row("SELECT count(*) FROM inbox", [], |r| r.get(0)).unwrap();
-        assert_eq!(taken, 5);
+        assert_eq!(taken, 6);
     }
 }

@@ -25,8 +25,11 @@
 //! redirects cross shards more than [`MAX_HOPS`] times, written where they end and perhaps
 //! also by its own shard.
 //!
-//! A `--once` shard takes its inbox in when it starts, so a page handed to it after its round
-//! ended is written in its next round; a continuous crawl looks every [`INBOX_EVERY`].
+//! A `--once` shard takes its inbox in when it starts and again before its round ends, until a
+//! look finds nothing new, so the pages a shard running beside it (a job array's) hands over
+//! during the round are written in it; a page handed over after the round ended waits for the
+//! next one (`pipeline status` shows the shard in progress). A continuous crawl looks every
+//! [`INBOX_EVERY`].
 
 use std::path::PathBuf;
 use std::time::Duration;
