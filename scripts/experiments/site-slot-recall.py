@@ -18,7 +18,6 @@ Usage: pipeline eval --manifest target/datasets/big9/manifest.jsonl --split dev 
 import argparse
 import collections
 import importlib.util
-import json
 import pathlib
 
 spec = importlib.util.spec_from_file_location("site_slots", pathlib.Path(__file__).with_name("site-slots.py"))
@@ -34,21 +33,7 @@ def main():
     ap.add_argument("--out", required=True, help="`pipeline eval --out-dir` of its dev split")
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args()
-    sites = collections.defaultdict(list)
-    for line in open(f"{args.dataset}/manifest.jsonl"):
-        r = json.loads(line)
-        if r["split"] != "dev":
-            continue
-        parser = site_slots.Blocks()
-        parser.feed(open(f"{args.dataset}/{r['html']}", "rb").read().decode("utf-8", "replace"))
-        parser.close()
-        parser.flush()
-        try:
-            out = open(f"{args.out}/{r['id']}.txt").read()
-        except OSError:
-            out = ""
-        sites[r.get("site") or r["url"]].append(
-            (r["id"], parser.blocks, " ".join(out.split()), " ".join(r["gold"]["text"].split())))
+    sites = site_slots.read_sites(args.dataset, args.out)
     words, top = collections.Counter(), collections.Counter()
     for site, pages in sites.items():
         n = len(pages)

@@ -81,27 +81,33 @@ class Blocks(HTMLParser):
             self.buf.append(data)
 
 
+def read_sites(dataset, out_dir):
+    """A dataset's dev pages by site: (id, blocks, output text, gold text) each."""
+    sites = collections.defaultdict(list)
+    for line in open(f"{dataset}/manifest.jsonl"):
+        r = json.loads(line)
+        if r["split"] != "dev":
+            continue
+        parser = Blocks()
+        parser.feed(open(f"{dataset}/{r['html']}", "rb").read().decode("utf-8", "replace"))
+        parser.close()
+        parser.flush()
+        try:
+            out = open(f"{out_dir}/{r['id']}.txt").read()
+        except OSError:
+            out = ""
+        sites[r.get("site") or r.get("url")].append(
+            (r["id"], parser.blocks, " ".join(out.split()), " ".join(r["gold"]["text"].split())))
+    return sites
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", required=True, help="a dataset folder (manifest.jsonl, html/)")
     ap.add_argument("--out", required=True, help="`pipeline eval --out-dir` of its dev split")
     ap.add_argument("--top", type=int, default=0)
     args = ap.parse_args()
-    sites = collections.defaultdict(list)
-    for line in open(f"{args.dataset}/manifest.jsonl"):
-        r = json.loads(line)
-        if r["split"] != "dev":
-            continue
-        parser = Blocks()
-        parser.feed(open(f"{args.dataset}/{r['html']}", "rb").read().decode("utf-8", "replace"))
-        parser.close()
-        parser.flush()
-        try:
-            out = open(f"{args.out}/{r['id']}.txt").read()
-        except OSError:
-            out = ""
-        sites[r.get("site") or r.get("url")].append(
-            (parser.blocks, " ".join(out.split()), " ".join(r["gold"]["text"].split())))
+    sites = {site: [p[1:] for p in pages] for site, pages in read_sites(args.dataset, args.out).items()}
     words = collections.Counter()
     for site, pages in sites.items():
         n = len(pages)
