@@ -18,6 +18,8 @@ use serde_json::Value;
 
 use article_pipeline::sink::{list_parts, read_part};
 
+use crate::common;
+
 #[derive(Default)]
 struct Log {
     hits: HashMap<String, u32>,
@@ -553,18 +555,7 @@ fn ctrl_c_in_continuous_mode_stops_cleanly_and_resume_finishes() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("another pipeline process is running"), "{stderr}");
-    let o = Command::new("kill").args(["-INT", &child.id().to_string()]).output().unwrap();
-    assert!(o.status.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "no clean stop after SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = common::stop(&mut child, "INT");
     assert!(status.success(), "{status:?}: {stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     let first = records(&out).len();

@@ -19,6 +19,8 @@ use axum::response::Response;
 use article_pipeline::sink::{list_parts, read_part};
 use article_pipeline::sources::warc::{WarcLimits, WarcReader};
 
+use crate::common;
+
 type Hits = Arc<Mutex<HashMap<String, u32>>>;
 
 /// Two origins on 127.0.0.1 (two ports: the fetcher keeps robots.txt per origin): the feed's,
@@ -322,18 +324,7 @@ fn a_continuous_run_tries_a_transiently_failing_article_at_most_the_attempt_limi
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(tries(), limit, "tried again after the attempt limit");
     // SIGTERM, as Kubernetes stops a pod: the run ends as on Ctrl-C, committing what it has.
-    let o = Command::new("kill").args(["-TERM", &child.id().to_string()]).output().unwrap();
-    assert!(o.status.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "no clean stop after SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = common::stop(&mut child, "TERM");
     assert_eq!(status.code(), Some(1), "an article failed: {stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     let out = dir.path().join("out");

@@ -6,17 +6,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use article_pipeline::pipeline::shard::Shard;
 use article_pipeline::sink::{list_parts, read_part};
 
+use crate::common::{self, pipeline};
 use crate::feed_hosts;
-
-fn pipeline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
-}
 
 /// Record URLs under `root`'s shard folders, with how often each was written.
 fn urls(root: &Path, n: usize) -> BTreeMap<String, usize> {
@@ -29,6 +26,16 @@ fn urls(root: &Path, n: usize) -> BTreeMap<String, usize> {
         }
     }
     m
+}
+
+/// Shard `k`'s `stats.json` under `root`.
+fn shard_stats(root: &Path, k: usize) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(root.join(format!("shard-{k:05}/stats.json"))).unwrap()).unwrap()
+}
+
+/// How many entries wait in shard `k`'s inbox under `root`.
+fn inbox_entries(root: &Path, k: usize) -> usize {
+    std::fs::read_dir(root.join(format!("shard-{k:05}/inbox"))).map_or(0, |d| d.count())
 }
 
 /// A `--once` round of shard `k` of 2 over the feeds of `list`, writing under `root`.
@@ -160,12 +167,10 @@ fn a_redirect_chain_that_comes_back_to_its_shard_is_written_once_there() {
     // Downloaded once each too: the other shard stopped at the redirect back.
     let log = hosts.log.lock().unwrap().clone();
     assert_eq!(log.iter().filter(|(h, p, _)| *h == r && p.starts_with("/a/")).count(), 3, "pages fetched twice");
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join(format!("shard-{kj:05}/stats.json"))).unwrap()).unwrap();
+    let stats = shard_stats(&root, kj);
     assert_eq!((stats["written"].as_u64(), stats["skipped"]["other_shard"].as_u64()), (Some(0), Some(3)), "{stats}");
     for k in [kr, kj] {
-        let inbox = root.join(format!("shard-{k:05}/inbox"));
-        assert_eq!(std::fs::read_dir(&inbox).map_or(0, |d| d.count()), 0, "{}", inbox.display());
+        assert_eq!(inbox_entries(&root, k), 0, "shard {k}'s inbox");
     }
 }
 
@@ -184,15 +189,13 @@ fn a_redirect_to_another_shards_host_is_written_once_by_that_shard() {
     let shard = |k: usize| once_round(&list, &root, k);
     let expected: BTreeMap<String, usize> =
         (0..2).flat_map(|f| (0..3).map(move |i| (format!("{base_j}/a/{f}/{i}"), 1))).collect();
-    let inbox = root.join(format!("shard-{kj:05}")).join("inbox");
-    let entries = || std::fs::read_dir(&inbox).map_or(0, |d| d.count());
+    let entries = || inbox_entries(&root, kj);
     // The redirecting host's shard first: it hands all six pages over; the article host's
     // shard takes them in as its round starts and writes each once, the three it also has
     // through plain links included; the inbox empties.
     shard(kr);
     assert_eq!(entries(), 6, "one entry per page handed over");
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join(format!("shard-{kr:05}/stats.json"))).unwrap()).unwrap();
+    let stats = shard_stats(&root, kr);
     assert_eq!(stats["skipped"]["other_shard"], 6, "{stats}");
     assert_eq!(stats["written"], 0, "{stats}");
     // `pipeline status` shows the pages waiting, and the shard they wait for as not done.
@@ -267,8 +270,7 @@ fn a_continuous_shard_takes_in_pages_handed_over_while_it_runs() {
         std::thread::sleep(Duration::from_millis(20));
     }
     once_round(&list, &root, kr);
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join(format!("shard-{kr:05}/stats.json"))).unwrap()).unwrap();
+    let stats = shard_stats(&root, kr);
     assert_eq!((stats["written"].as_u64(), stats["skipped"]["other_shard"].as_u64()), (Some(0), Some(3)), "{stats}");
     // Settled (extracted and handed to the writer), not only requested: a stop lets go the
     // fetches it has not joined yet.
@@ -287,23 +289,11 @@ fn a_continuous_shard_takes_in_pages_handed_over_while_it_runs() {
         assert!(Instant::now() < deadline, "the running shard did not take its inbox in ({} pages)", downloads());
         std::thread::sleep(Duration::from_millis(50));
     }
-    let o = Command::new("kill").args(["-TERM", &child.0.id().to_string()]).output().unwrap();
-    assert!(o.status.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "no clean stop after SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = common::stop(&mut child.0, "TERM");
     assert_eq!(status.code(), Some(0), "{stderr}");
     let expected: BTreeMap<String, usize> = (0..3).map(|i| (format!("{base_j}/a/0/{i}"), 1)).collect();
     assert_eq!(urls(&root, 2), expected, "each page once, by the shard of its host");
-    let inbox = root.join(format!("shard-{kj:05}/inbox"));
-    assert_eq!(std::fs::read_dir(&inbox).map_or(0, |d| d.count()), 0, "{}", inbox.display());
+    assert_eq!(inbox_entries(&root, kj), 0, "the inbox is cleared");
     assert_eq!(downloads(), 3, "pages fetched more than once");
 }
 
@@ -346,6 +336,5 @@ fn a_once_round_takes_in_the_pages_a_shard_beside_it_hands_over_before_it_ends()
     let expected: BTreeMap<String, usize> =
         [0, 1].iter().flat_map(|f| (0..3).map(move |i| (format!("{base_j}/a/{f}/{i}"), 1))).collect();
     assert_eq!(urls(&root, 2), expected, "each page once, by the shard of its host, in this round");
-    let inbox = root.join(format!("shard-{kj:05}/inbox"));
-    assert_eq!(std::fs::read_dir(&inbox).map_or(0, |d| d.count()), 0, "{}", inbox.display());
+    assert_eq!(inbox_entries(&root, kj), 0, "the inbox is cleared");
 }

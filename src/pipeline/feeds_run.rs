@@ -871,8 +871,7 @@ impl Crawl {
                 // during this round, and they are this round's too, or a one-off run would
                 // leave them waiting for a round that never comes. The round ends when a look
                 // at the inbox finds nothing new.
-                self.take_inbox(conn, st)?;
-                if st.refresh {
+                if self.take_inbox(conn, st)? {
                     continue;
                 }
                 // `pipeline status` tells a finished --once round from one in progress.
@@ -1189,15 +1188,16 @@ impl Crawl {
     /// Takes in the pages other shards handed over ([`super::handoff`]) as pending articles
     /// of this shard; one it already has (listed by its own feeds, or taken in before) is not
     /// added again, and an entry taken in is not read again. An entry that cannot be read, or
-    /// that names another shard's host, is left for a later look, named in the log.
-    fn take_inbox(&self, conn: &Connection, st: &mut LoopState) -> Result<(), PipelineError> {
-        let (Some(me), Some(inboxes)) = (self.shard, &self.inboxes) else { return Ok(()) };
+    /// that names another shard's host, is left for a later look, named in the log. `true`:
+    /// it added (or changed) pending articles.
+    fn take_inbox(&self, conn: &Connection, st: &mut LoopState) -> Result<bool, PipelineError> {
+        let (Some(me), Some(inboxes)) = (self.shard, &self.inboxes) else { return Ok(false) };
         let e = db_err(&self.db_path);
         let names = match inboxes.names(me) {
             Ok(names) => names,
             Err(err) => {
                 tracing::warn!("the pages other shards handed over wait for the next look: {err}");
-                return Ok(());
+                return Ok(false);
             }
         };
         if let Some(m) = &self.metrics {
@@ -1226,7 +1226,7 @@ impl Crawl {
             }
         }
         if new.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let now = unix_now();
         let added = immediate(conn, &self.db_path, |c| take_in(c, &new, now))?;
@@ -1234,7 +1234,7 @@ impl Crawl {
             tracing::info!("{added} pages handed over by other shards");
             st.refresh = true;
         }
-        Ok(())
+        Ok(added > 0)
     }
 
     /// Claims the page at `final_url` (where the fetch of `url` ended, after redirects) for

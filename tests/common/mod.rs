@@ -9,6 +9,28 @@ pub fn pipeline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pipeline")).args(args).output().expect("run pipeline")
 }
 
+/// Stops a running `pipeline` with `signal` (`TERM`, `INT`), as an orchestrator or Ctrl-C
+/// does, and waits at most 30 s for it to end: its exit status and what it wrote to its piped
+/// standard error.
+#[allow(dead_code)] // not every test module stops a run
+pub fn stop(child: &mut std::process::Child, signal: &str) -> (std::process::ExitStatus, String) {
+    let o = Command::new("kill").args([format!("-{signal}"), child.id().to_string()]).output().unwrap();
+    assert!(o.status.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "no clean stop after SIG{signal}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(pipe) = child.stderr.as_mut() {
+        std::io::Read::read_to_string(pipe, &mut stderr).unwrap();
+    }
+    (status, stderr)
+}
+
 /// `paragraphs` paragraphs of 40 words drawn from `words` by a linear congruential generator
 /// started at `seed`: article text that differs from page to page and is the same on every run.
 #[allow(dead_code)] // not every test binary that shares this module generates pages
